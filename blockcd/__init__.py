@@ -1,0 +1,39 @@
+"""blockcd: independent block sparsification for distributed optimization.
+
+The library behind the book "99% of distributed optimization is a waste of
+time" (Mishchenko, Hanzely and Richtarik, arXiv:1901.09437): n workers each
+send tau of the m blocks of their gradient, chosen independently and rescaled
+by m/tau; with tau = m/n the iteration count barely changes.
+
+Modules
+-------
+blocks    partition into blocks, tau-nice sampling, :func:`sparsify`
+problems  ridge and logistic problems split across workers, with their constants
+methods   IBCD, IS-SGD, ISEGA, IS-SAGA, IS-ASGD and :func:`run`
+theory    omega, expected smoothness, step sizes, predicted iterations
+plotting  the book's figures, one colour and marker per method
+
+Quick start::
+
+    import blockcd
+    p = blockcd.problems.synthetic(10, 50, 40, interpolating=True, cond=20)
+    h = blockcd.run(p, "ibcd", m=40, tau=4, iters=500)
+    h.iters_to(1e-6)
+"""
+
+from . import blocks, problems, theory
+from .blocks import partition, sparsify
+from .methods import METHODS, DivergenceError, History, run
+
+__all__ = [
+    "METHODS",
+    "DivergenceError",
+    "History",
+    "blocks",
+    "partition",
+    "problems",
+    "run",
+    "sparsify",
+    "theory",
+]
+__version__ = "0.1.0"

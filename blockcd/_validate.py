@@ -1,0 +1,103 @@
+"""Argument checks shared by the public functions of :mod:`blockcd`.
+
+Every public function validates its arguments here, at the boundary, so that
+bad input fails with a message naming the parameter and the allowed range
+instead of deep inside numpy.  Nothing in this module computes anything.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, Iterable
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def check_int(name: str, value: Any, lo: int | None = None, hi: int | None = None) -> int:
+    """Return ``value`` as an int, or raise if it is not an integer in ``[lo, hi]``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}")
+    value = int(value)
+    if (lo is not None and value < lo) or (hi is not None and value > hi):
+        lo_s = "-inf" if lo is None else str(lo)
+        hi_s = "inf" if hi is None else str(hi)
+        raise ValueError(f"{name} must be an integer in [{lo_s}, {hi_s}], got {value}")
+    return value
+
+
+def check_float(
+    name: str,
+    value: Any,
+    *,
+    positive: bool = False,
+    nonnegative: bool = False,
+    hi: float | None = None,
+) -> float:
+    """Return ``value`` as a finite float, optionally checking its sign."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value}")
+    if positive and value <= 0:
+        raise ValueError(f"{name} must be > 0, got {value}")
+    if nonnegative and value < 0:
+        raise ValueError(f"{name} must be >= 0, got {value}")
+    if hi is not None and value > hi:
+        raise ValueError(f"{name} must be <= {hi}, got {value}")
+    return value
+
+
+def check_choice(name: str, value: Any, choices: Iterable[str]) -> str:
+    """Return ``value`` if it is one of ``choices``; raise otherwise."""
+    choices = tuple(choices)
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string, one of {choices}, got {type(value).__name__}")
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+    return value
+
+
+def check_seed(name: str, value: Any) -> int:
+    """Seeds are non-negative integers (they key a counter-based generator)."""
+    return check_int(name, value, 0, 2**63 - 1)
+
+
+def check_matrix(name: str, A: Any) -> np.ndarray | sp.csr_matrix:
+    """Return a 2-D float64 array or CSR matrix with finite entries."""
+    if sp.issparse(A):
+        A = sp.csr_matrix(A, dtype=np.float64)
+        data = A.data
+    else:
+        if isinstance(A, (str, bytes)) or A is None:
+            raise TypeError(f"{name} must be a 2-D array or scipy.sparse matrix, got {type(A).__name__}")
+        try:
+            A = np.asarray(A, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{name} must be a numeric 2-D array: {exc}") from None
+        data = A
+    if A.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (rows = samples, columns = features), got shape {A.shape}")
+    if A.shape[0] < 1 or A.shape[1] < 1:
+        raise ValueError(f"{name} must have at least one row and one column, got shape {A.shape}")
+    if not np.all(np.isfinite(data)):
+        raise ValueError(f"{name} contains NaN or inf; clean or impute the data first")
+    return A
+
+
+def check_vector(name: str, v: Any, length: int, length_name: str) -> np.ndarray:
+    """Return a finite float64 vector of the given length."""
+    if isinstance(v, (str, bytes)) or v is None:
+        raise TypeError(f"{name} must be a 1-D numeric array, got {type(v).__name__}")
+    try:
+        v = np.asarray(v, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be a 1-D numeric array: {exc}") from None
+    if v.ndim == 2 and 1 in v.shape:
+        v = v.ravel()
+    if v.ndim != 1 or v.shape[0] != length:
+        raise ValueError(f"{name} must have shape ({length},) to match {length_name}, got {v.shape}")
+    if not np.all(np.isfinite(v)):
+        raise ValueError(f"{name} contains NaN or inf")
+    return v

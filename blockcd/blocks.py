@@ -1,0 +1,221 @@
+"""Blocks, tau-nice sampling and the unbiased block sparsifier.
+
+This module holds the partition of the d coordinates into m contiguous blocks,
+the counter-based random stream that decides which blocks each worker sends,
+and the sparsifier C(g) = (m/tau) P_S g (book chapter 3).  It knows nothing
+about losses or methods.
+
+Reproducibility contract: the uniforms that pick worker ``i``'s blocks at
+iteration ``k`` are a function of (seed, purpose, worker, iteration) alone.
+They come from numpy's counter-based ``Philox`` generator: the simulator draws
+all workers' uniforms of one iteration in a single call, and
+:meth:`CounterStream.worker_uniforms` regenerates one worker's uniforms on its
+own by advancing the counter to the (iteration, worker) offset, which is what a
+master (or an MPI rank) does without hearing from the others.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._validate import check_choice, check_int, check_seed
+
+SAMPLINGS = ("independent", "shared")
+
+#: purposes of the random streams of one run (part of the Philox key)
+PURPOSE_BLOCKS = 0
+PURPOSE_SAMPLES = 1
+
+
+@dataclass(frozen=True)
+class Blocks:
+    """A partition of ``d`` coordinates into ``m`` contiguous blocks.
+
+    Block sizes differ by at most one: the first ``d % m`` blocks have
+    ``ceil(d/m)`` coordinates, the others ``floor(d/m)``.
+    """
+
+    d: int
+    m: int
+    sizes: np.ndarray = field(repr=False)
+    starts: np.ndarray = field(repr=False)
+    block_of: np.ndarray = field(repr=False)
+
+    @classmethod
+    def make(cls, d: int, m: int) -> "Blocks":
+        d = check_int("d", d, 1)
+        m = check_int("m", m, 1, d)
+        sizes = np.full(m, d // m, dtype=np.int64)
+        sizes[: d % m] += 1
+        starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+        block_of = np.repeat(np.arange(m), sizes)
+        for arr in (sizes, starts, block_of):
+            arr.setflags(write=False)
+        return cls(d, m, sizes, starts, block_of)
+
+    @property
+    def equal(self) -> bool:
+        """True when every block has the same size (d divisible by m)."""
+        return self.d % self.m == 0
+
+    def expand(self, block_mask: np.ndarray) -> np.ndarray:
+        """Turn an (n, m) block mask into the (n, d) coordinate mask."""
+        return block_mask[:, self.block_of]
+
+
+def partition(d: int, m: int) -> Blocks:
+    """Split ``d`` coordinates into ``m`` contiguous blocks (sizes differ by at most one).
+
+    Raises ``ValueError`` unless ``1 <= m <= d``.
+    """
+    return Blocks.make(d, m)
+
+
+class CounterStream:
+    """Uniform draws indexed by (iteration, worker), from one Philox key.
+
+    Each iteration consumes ``rows * 4q`` 64-bit outputs, where
+    ``q = ceil(width / 4)`` counter steps are reserved per row, so worker
+    ``i``'s uniforms at iteration ``k`` start at counter offset
+    ``(k * rows + i) * q``: :meth:`draw` gives all rows at once and
+    :meth:`worker_uniforms` regenerates one row alone, bit for bit.
+    """
+
+    def __init__(self, seed: int, purpose: int, rows: int, width: int):
+        self.seed = check_seed("seed", seed)
+        self.rows = check_int("rows", rows, 1)
+        self.width = check_int("width", width, 1)
+        self.key = np.random.SeedSequence([self.seed, purpose]).generate_state(2, np.uint64)
+        self.q = -(-self.width // 4)
+        self._gen = np.random.Generator(np.random.Philox(key=self.key))
+        self._next = 0
+
+    def draw(self, k: int) -> np.ndarray:
+        """All rows' uniforms for iteration ``k`` (shape (rows, width)).
+
+        Iterations must be drawn in order 0, 1, 2, ... (the simulator does);
+        use :meth:`worker_uniforms` for random access.
+        """
+        if k != self._next:
+            bg = np.random.Philox(key=self.key)
+            bg.advance(k * self.rows * self.q)
+            self._gen = np.random.Generator(bg)
+        self._next = k + 1
+        u = self._gen.random((self.rows, 4 * self.q))
+        return u[:, : self.width] if 4 * self.q != self.width else u
+
+    def worker_uniforms(self, k: int, i: int) -> np.ndarray:
+        """Row ``i``'s uniforms at iteration ``k``, computed without the other rows."""
+        bg = np.random.Philox(key=self.key)
+        bg.advance((k * self.rows + i) * self.q)
+        return np.random.Generator(bg).random(self.width)
+
+
+def nice_mask(u: np.ndarray, tau: int) -> np.ndarray:
+    """Boolean mask of the ``tau`` smallest entries of each row of ``u``.
+
+    With ``u`` uniform this is a tau-nice sampling of the columns: every
+    ``tau``-subset equally likely, independently across rows.
+    """
+    rows, m = u.shape
+    if tau == m:
+        return np.ones((rows, m), dtype=bool)
+    idx = np.argpartition(u, tau - 1, axis=1)[:, :tau]
+    mask = np.zeros((rows, m), dtype=bool)
+    np.put_along_axis(mask, idx, True, axis=1)
+    return mask
+
+
+class BlockSampler:
+    """tau-nice block choices for ``n`` workers, independent or shared.
+
+    ``masks(k)`` returns the (n, m) boolean block mask of iteration ``k``;
+    with ``sampling='shared'`` all rows are the same choice (one draw per
+    iteration, as in libraries that share a random-k mask).
+    """
+
+    def __init__(self, n: int, m: int, tau: int, seed: int = 0, sampling: str = "independent"):
+        self.n = check_int("n", n, 1)
+        self.m = check_int("m", m, 1)
+        self.tau = check_int("tau", tau, 1, self.m)
+        self.sampling = check_choice("sampling", sampling, SAMPLINGS)
+        rows = self.n if self.sampling == "independent" else 1
+        self.stream = CounterStream(seed, PURPOSE_BLOCKS, rows, self.m)
+        self._ones = np.ones((self.n, self.m), dtype=bool)
+
+    def masks(self, k: int) -> np.ndarray:
+        if self.tau == self.m:
+            return self._ones
+        mask = nice_mask(self.stream.draw(k), self.tau)
+        if self.sampling == "shared":
+            mask = np.broadcast_to(mask, (self.n, self.m))
+        return mask
+
+    def worker_blocks(self, k: int, i: int) -> np.ndarray:
+        """Sorted block indices worker ``i`` sends at iteration ``k`` (regenerated alone)."""
+        if self.tau == self.m:
+            return np.arange(self.m)
+        row = 0 if self.sampling == "shared" else check_int("i", i, 0, self.n - 1)
+        u = self.stream.worker_uniforms(k, row)
+        return np.sort(np.argpartition(u, self.tau - 1)[: self.tau])
+
+
+def sparsify(
+    G: np.ndarray,
+    m: int,
+    tau: int,
+    rng: np.random.Generator | int | None = None,
+    sampling: str = "independent",
+) -> np.ndarray:
+    r"""Apply the block sparsifier to every row of ``G``.
+
+    Row ``i`` becomes :math:`C_i(g_i) = \frac{m}{\tau} P_{S_i} g_i`, where
+    :math:`S_i` is a tau-nice sample of the ``m`` contiguous blocks, drawn
+    independently per row (``sampling='independent'``) or once for all rows
+    (``'shared'``).  Then :math:`\mathbb{E}\,C(g) = g` and
+    :math:`\mathbb{E}\|C(g) - g\|^2 = (m/\tau - 1)\|g\|^2` (chapter 3).
+
+    Parameters
+    ----------
+    G : array of shape (n, d)
+        One vector per worker (a 1-D array is treated as one worker).
+    m : int
+        Number of blocks, ``1 <= m <= d``.
+    tau : int
+        Blocks kept per row, ``1 <= tau <= m``.
+    rng : numpy Generator or int seed
+        Source of randomness (an int seeds ``numpy.random.default_rng``).
+    sampling : {'independent', 'shared'}
+
+    Returns
+    -------
+    ndarray of shape (n, d) (or (d,) for a 1-D input), a new array.
+    """
+    if isinstance(G, (str, bytes)) or G is None:
+        raise TypeError(f"G must be a numeric array of shape (n, d), got {type(G).__name__}")
+    try:
+        G = np.asarray(G, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"G must be a numeric array of shape (n, d): {exc}") from None
+    one_d = G.ndim == 1
+    if one_d:
+        G = G[None, :]
+    if G.ndim != 2 or G.shape[1] < 1:
+        raise ValueError(f"G must have shape (n, d) with d >= 1, got {G.shape}")
+    if not np.all(np.isfinite(G)):
+        raise ValueError("G contains NaN or inf")
+    n, d = G.shape
+    blocks = partition(d, m)
+    tau = check_int("tau", tau, 1, blocks.m)
+    sampling = check_choice("sampling", sampling, SAMPLINGS)
+    if rng is None or isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
+        rng = np.random.default_rng(rng)
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator or an int seed, got {type(rng).__name__}")
+    rows = n if sampling == "independent" else 1
+    mask = nice_mask(rng.random((rows, blocks.m)), tau)
+    coord = blocks.expand(mask)
+    out = np.where(coord, G * (blocks.m / tau), 0.0)
+    return out[0] if one_d else out

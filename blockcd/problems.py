@@ -1,0 +1,649 @@
+"""Problems: losses split across n workers, with their smoothness constants.
+
+A :class:`Problem` is the *oracle* of the book: it holds the stacked local data
+of all workers and knows f, the gradient, the n local gradients at once,
+per-sample gradients for SGD and SAGA, and the constants the theory needs
+(L, L_i, L_max, per-sample smoothness, mu, x*, f(x*), sigma*^2, rho0).
+It does not know any method or any sampling of blocks; see
+:mod:`blockcd.methods` and :mod:`blockcd.blocks`.
+
+Both losses are generalised linear models,
+
+    f_i(x) = (1/l_i) sum_{j in worker i} phi(a_j^T x; t_j) + (lam/2) ||x||^2,
+    f(x)   = (1/n) sum_i f_i(x),
+
+with phi(z; t) = (z - t)^2 / 2 (ridge) or log(1 + exp(-t z)) (logistic,
+t in {-1, +1}).  The data are stored once, rows grouped by worker: dense data
+as an (n, l_max, d) array (zero-weight padding rows when the split is uneven),
+sparse data as one CSR matrix, identical splits as the single shared matrix.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import cached_property
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.optimize as sopt
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from ._validate import (
+    check_choice,
+    check_float,
+    check_int,
+    check_matrix,
+    check_seed,
+    check_vector,
+)
+
+LOSSES = ("ridge", "logistic")
+SPLITS = ("iid", "sorted", "identical", "contiguous")
+
+#: dimension up to which eigenvalues and solves are done densely
+DENSE_LIMIT = 3000
+
+
+def _log1pexp(z: np.ndarray) -> np.ndarray:
+    return np.logaddexp(0.0, z)
+
+
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    # numerically stable logistic function
+    return np.exp(-np.logaddexp(0.0, -z))
+
+
+def split_rows(N: int, n: int) -> np.ndarray:
+    """Worker sizes for ``N`` rows over ``n`` workers: differ by at most one, sum to ``N``."""
+    sizes = np.full(n, N // n, dtype=np.int64)
+    sizes[: N % n] += 1
+    return sizes
+
+
+class Problem:
+    """A finite-sum problem distributed over ``n`` workers.
+
+    Build one with :func:`ridge`, :func:`logistic`, :func:`synthetic`,
+    :func:`breast_cancer`, :func:`digits` or :func:`load_libsvm`.
+
+    Attributes
+    ----------
+    n, d : int
+        Workers and dimension.
+    sizes : ndarray (n,)
+        Rows held by each worker, l_i.
+    loss, split, lam : str, str, float
+    L, L_i, L_max, L_sample, mu, kappa, r, x_star, f_star, sigma_star2, rho0
+        Constants of the theory, computed on first use (see each property).
+    """
+
+    def __init__(self, A, t, *, n_workers, loss, lam, split, seed, name=None):
+        self.loss = check_choice("loss", loss, LOSSES)
+        self.split = check_choice("split", split, SPLITS)
+        self.lam = check_float("lam", lam, nonnegative=True)
+        seed = check_seed("seed", seed)
+        A = check_matrix("A", A)
+        N, d = A.shape
+        t = check_vector("b" if loss == "ridge" else "y", t, N, "the rows of A")
+        if self.split == "identical":
+            n = check_int("n_workers", n_workers, 1)
+        else:
+            n = check_int("n_workers", n_workers, 1, N)
+        if self.loss == "logistic":
+            t = _as_pm1(t)
+            if self.lam <= 0:
+                raise ValueError(
+                    "lam must be > 0 for logistic regression (without it the minimiser may not exist)"
+                )
+        self.n, self.d, self.N = n, d, N
+        self.name = name or f"{loss} (N={N}, d={d})"
+        self.sparse = sp.issparse(A)
+
+        # order rows by worker
+        if self.split == "identical":
+            order = np.arange(N)
+            self.sizes = np.full(n, N, dtype=np.int64)
+        else:
+            rng = np.random.default_rng(seed)
+            if self.split == "iid":
+                order = rng.permutation(N)
+            elif self.split == "sorted":
+                # shuffle first so that ties (equal labels) are in random order
+                perm = rng.permutation(N)
+                order = perm[np.argsort(t[perm], kind="stable")]
+            else:  # contiguous
+                order = np.arange(N)
+            self.sizes = split_rows(N, n)
+        self.order = order
+        self.offsets = np.concatenate(([0], np.cumsum(self.sizes)))
+        self.l_max = int(self.sizes.max())
+        A = A[order]
+        t = t[order]
+
+        if self.split == "identical":
+            self._layout = "shared"
+            self._A2 = A
+            self._t = t
+            self._w = np.full(N, 1.0 / N)
+            self._row_base = np.zeros(n, dtype=np.int64)
+        elif self.sparse:
+            self._layout = "sparse"
+            self._A2 = A.tocsr()
+            self._t = t
+            self._w = np.repeat(1.0 / self.sizes, self.sizes)
+            self._row_base = self.offsets[:-1].copy()
+            self._Q = sp.csr_matrix(
+                (np.ones(N), np.arange(N), self.offsets), shape=(n, N)
+            )
+        else:
+            self._layout = "padded"
+            lm = self.l_max
+            if np.all(self.sizes == lm):
+                A3 = np.ascontiguousarray(A).reshape(n, lm, d)
+                t2 = t.reshape(n, lm)
+            else:
+                A3 = np.zeros((n, lm, d))
+                t2 = np.zeros((n, lm))
+                for i in range(n):  # construction only, not a hot path
+                    s, e = self.offsets[i], self.offsets[i + 1]
+                    A3[i, : e - s] = A[s:e]
+                    t2[i, : e - s] = t[s:e]
+            valid = np.arange(lm)[None, :] < self.sizes[:, None]
+            self._A3 = A3
+            self._A2 = A3.reshape(n * lm, d)
+            self._t = t2.ravel()
+            self._w = (valid / self.sizes[:, None]).ravel()
+            self._row_base = np.arange(n, dtype=np.int64) * lm
+
+    @cached_property
+    def _wf(self) -> np.ndarray:
+        """Row weights of f itself: f(x) = sum_j wf_j phi(a_j^T x) + lam/2 ||x||^2."""
+        return self._w if self._layout == "shared" else self._w / self.n
+
+    # ------------------------------------------------------------------ loss
+    def _phi(self, z: np.ndarray, t: np.ndarray) -> np.ndarray:
+        if self.loss == "ridge":
+            return 0.5 * (z - t) ** 2
+        return _log1pexp(-t * z)
+
+    def _dphi(self, z: np.ndarray, t: np.ndarray) -> np.ndarray:
+        if self.loss == "ridge":
+            return z - t
+        return -t * _sigmoid(-t * z)
+
+    @property
+    def _curv(self) -> float:
+        """Upper bound on phi'' (1 for ridge, 1/4 for logistic)."""
+        return 1.0 if self.loss == "ridge" else 0.25
+
+    # ------------------------------------------------------- linear algebra
+    def _margins(self, x: np.ndarray) -> np.ndarray:
+        return self._A2 @ x
+
+    def _worker_sums(self, c: np.ndarray) -> np.ndarray:
+        """(n, d) array of sum_j c_j a_j over each worker's rows (c over storage rows)."""
+        if self._layout == "padded":
+            n, lm, d = self._A3.shape
+            return np.matmul(c.reshape(n, 1, lm), self._A3).reshape(n, d)
+        if self._layout == "sparse":
+            Q = self._Q.copy()
+            Q.data = c
+            return np.asarray((Q @ self._A2).todense())
+        g = self._A2.T @ c
+        return np.broadcast_to(np.asarray(g).ravel(), (self.n, self.d))
+
+    def _check_x(self, x) -> np.ndarray:
+        return check_vector("x", x, self.d, "the problem dimension d")
+
+    # ----------------------------------------------------------- the oracle
+    def f(self, x) -> float:
+        """f(x) = (1/n) sum_i f_i(x)."""
+        x = self._check_x(x)
+        z = self._margins(x)
+        return float(self._wf @ self._phi(z, self._t)) + 0.5 * self.lam * float(x @ x)
+
+    def grad(self, x) -> np.ndarray:
+        """Gradient of f at x, shape (d,)."""
+        x = self._check_x(x)
+        z = self._margins(x)
+        c = self._wf * self._dphi(z, self._t)
+        return np.asarray(self._A2.T @ c).ravel() + self.lam * x
+
+    def local_grads(self, x, *, with_f: bool = False):
+        """All n local gradients at once: row i is grad f_i(x), shape (n, d).
+
+        With ``with_f=True`` also returns f(x), computed from the same margins
+        at no extra cost.  The result may be a read-only broadcast view (for
+        identical splits): do not write into it.
+        """
+        x = self._check_x(x)
+        return self._local_grads(x, with_f)
+
+    def _local_grads(self, x: np.ndarray, with_f: bool = False):
+        z = self._margins(x)
+        c = self._w * self._dphi(z, self._t)
+        G = self._worker_sums(c)
+        if self.lam:
+            G = G + self.lam * x
+        if not with_f:
+            return G
+        fx = float(self._wf @ self._phi(z, self._t))
+        return G, fx + 0.5 * self.lam * float(x @ x)
+
+    def _rows(self, idx: np.ndarray) -> np.ndarray:
+        """Storage row numbers of local rows idx (n, b)."""
+        return self._row_base[:, None] + idx
+
+    def minibatch_grads(self, x, idx) -> np.ndarray:
+        """Minibatch local gradients: row i averages grad f_ij(x) over j in idx[i].
+
+        ``idx`` has shape (n, b) and holds local row numbers (0 <= idx[i] < l_i).
+        """
+        x = self._check_x(x)
+        idx = np.asarray(idx)
+        if idx.ndim != 2 or idx.shape[0] != self.n:
+            raise ValueError(f"idx must have shape (n={self.n}, b), got {idx.shape}")
+        if np.any(idx < 0) or np.any(idx >= self.sizes[:, None]):
+            raise ValueError("idx holds a row number outside 0..l_i - 1 for some worker")
+        return self._minibatch_grads(x, self._rows(idx))
+
+    def _sample_dphi(self, x: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        if self._layout == "padded":
+            Ab = self._A2[rows]  # (n, b, d)
+            z = np.matmul(Ab, x)
+        else:
+            z = (self._A2[rows.ravel()] @ x).reshape(rows.shape)
+        return self._dphi(z, self._t[rows])
+
+    def _combine_rows(self, rows: np.ndarray, coef: np.ndarray) -> np.ndarray:
+        """(n, d): sum_j coef[i, j] a_{rows[i, j]}."""
+        n, b = rows.shape
+        if self._layout == "padded":
+            return np.matmul(coef[:, None, :], self._A2[rows]).reshape(n, self.d)
+        Q = sp.csr_matrix((coef.ravel(), np.arange(n * b), np.arange(0, n * b + 1, b)), shape=(n, n * b))
+        return np.asarray((Q @ self._A2[rows.ravel()]).todense())
+
+    def _minibatch_grads(self, x: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        s = self._sample_dphi(x, rows)
+        G = self._combine_rows(rows, s / rows.shape[1])
+        return G + self.lam * x if self.lam else G
+
+    # ------------------------------------------------------------ constants
+    def _hess_matvec(self, v: np.ndarray, curv: np.ndarray | float = 1.0) -> np.ndarray:
+        """(A^T diag(w * curv) A / n) v, the data part of a Hessian (or its bound)."""
+        scale = self._wf * curv
+        return np.asarray(self._A2.T @ (scale * (self._A2 @ v))).ravel()
+
+    def _hess_dense(self, curv: np.ndarray | float = 1.0) -> np.ndarray:
+        """Dense d x d matrix A^T diag(w * curv) A / n, accumulated in row chunks."""
+        scale = self._wf * curv
+        H = np.zeros((self.d, self.d))
+        rows = self._A2.shape[0]
+        step = max(1, 2**22 // max(self.d, 1))
+        for s in range(0, rows, step):
+            Ac = self._A2[s : s + step]
+            if sp.issparse(Ac):
+                H += np.asarray((Ac.T @ Ac.multiply(scale[s : s + step, None])).todense())
+            else:
+                H += Ac.T @ (Ac * scale[s : s + step, None])
+        return H
+
+    @cached_property
+    def _spectrum(self) -> tuple[float, float]:
+        """(largest, smallest) eigenvalue of the curvature bound A^T W A / n (without lam)."""
+        if self.d <= DENSE_LIMIT:
+            ev = sla.eigh(self._hess_dense(), eigvals_only=True)
+            return float(ev[-1]), max(float(ev[0]), 0.0)
+        op = spla.LinearOperator((self.d, self.d), matvec=self._hess_matvec, dtype=np.float64)
+        hi = spla.eigsh(op, k=1, which="LA", return_eigenvectors=False, tol=1e-10)[0]
+        lo = spla.eigsh(op, k=1, which="SA", return_eigenvectors=False, tol=1e-8, maxiter=20 * self.d)[0]
+        return float(hi), max(float(lo), 0.0)
+
+    @cached_property
+    def L(self) -> float:
+        """Smoothness constant of f: largest eigenvalue of its Hessian bound (dense eigh, or Lanczos for d > 3000)."""
+        return self._curv * self._spectrum[0] + self.lam
+
+    @cached_property
+    def mu(self) -> float:
+        """Strong convexity constant of f (ridge: smallest Hessian eigenvalue; logistic: lam)."""
+        if self.loss == "ridge":
+            mu = self._spectrum[1] + self.lam
+        else:
+            mu = self.lam
+        if mu <= 1e-12 * self.L:
+            raise ValueError(
+                f"f is not strongly convex (mu = {mu:.3g}): use lam > 0, or at least d = {self.d} "
+                "linearly independent rows"
+            )
+        return mu
+
+    @property
+    def kappa(self) -> float:
+        """Condition number L / mu."""
+        return self.L / self.mu
+
+    @cached_property
+    def L_i(self) -> np.ndarray:
+        """Smoothness of each local function: ||A_i||_2^2 / l_i * phi'' bound + lam, shape (n,)."""
+        if self._layout == "shared":
+            top = self._spectrum[0]
+            return np.full(self.n, self._curv * top + self.lam)
+        if self._layout == "padded":
+            n, lm, d = self._A3.shape
+            if lm <= d:
+                K = np.matmul(self._A3, self._A3.transpose(0, 2, 1))
+            else:
+                K = np.matmul(self._A3.transpose(0, 2, 1), self._A3)
+            top = np.linalg.eigvalsh(K)[:, -1]
+        else:
+            top = np.empty(self.n)
+            for i in range(self.n):  # construction of a constant, not a hot path
+                Ai = self._A2[self.offsets[i] : self.offsets[i + 1]]
+                K = (Ai @ Ai.T) if Ai.shape[0] <= self.d else (Ai.T @ Ai)
+                if K.shape[0] <= DENSE_LIMIT:
+                    top[i] = sla.eigh(K.toarray(), eigvals_only=True)[-1]
+                else:
+                    top[i] = spla.eigsh(K, k=1, which="LA", return_eigenvectors=False)[0]
+        return self._curv * np.maximum(top, 0.0) / self.sizes + self.lam
+
+    @property
+    def L_max(self) -> float:
+        """Largest local smoothness constant max_i L_i."""
+        return float(self.L_i.max())
+
+    @property
+    def r(self) -> float:
+        """r = L_max / L, how much less smooth a worker is than the average (1 <= r <= n)."""
+        return self.L_max / self.L
+
+    @cached_property
+    def row_norms2(self) -> np.ndarray:
+        """Squared norms ||a_j||^2 of the storage rows (padding rows are 0)."""
+        if sp.issparse(self._A2):
+            return np.asarray(self._A2.multiply(self._A2).sum(axis=1)).ravel()
+        return np.einsum("ij,ij->i", self._A2, self._A2)
+
+    @cached_property
+    def L_sample(self) -> np.ndarray:
+        """Per-worker largest per-sample smoothness max_j L_ij, shape (n,)."""
+        rn = self.row_norms2
+        if self._layout == "padded":
+            per = rn.reshape(self.n, self.l_max).max(axis=1)
+        elif self._layout == "sparse":
+            per = np.maximum.reduceat(rn, self.offsets[:-1])
+        else:
+            per = np.full(self.n, rn.max())
+        return self._curv * per + self.lam
+
+    def local_smoothness(self, batch: int) -> np.ndarray:
+        r"""Expected smoothness of each worker's b-nice minibatch estimator, shape (n,).
+
+        For b rows drawn without replacement out of l:
+        :math:`\mathcal{L}_i(b) = \frac{l(b-1)}{b(l-1)} L_i + \frac{l-b}{b(l-1)} L_{s,i}`
+        (Gower et al. 2019), equal to L_s at b = 1 and to L_i at b = l.
+        """
+        batch = check_int("batch", batch, 1, int(self.sizes.min()))
+        l = self.sizes.astype(float)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            a = np.where(l > 1, l * (batch - 1) / (batch * (l - 1)), 1.0)
+            c = np.where(l > 1, (l - batch) / (batch * (l - 1)), 0.0)
+        return a * self.L_i + c * self.L_sample
+
+    @cached_property
+    def x_star(self) -> np.ndarray:
+        """The minimiser of f (direct solve for ridge; trust-region Newton for logistic)."""
+        self.mu  # raises if f is not strongly convex
+        if self.loss == "ridge":
+            c = np.asarray(self._A2.T @ (self._wf * self._t)).ravel()
+            if self.d <= DENSE_LIMIT:
+                H = self._hess_dense() + self.lam * np.eye(self.d)
+                return sla.solve(H, c, assume_a="pos")
+            op = spla.LinearOperator(
+                (self.d, self.d), matvec=lambda v: self._hess_matvec(v) + self.lam * v, dtype=np.float64
+            )
+            x, info = spla.cg(op, c, rtol=1e-14, maxiter=50 * self.d)
+            return x
+        fun = lambda x: (self.f(x), self.grad(x))  # noqa: E731
+
+        def hess(x):
+            z = self._margins(x)
+            s = _sigmoid(z * self._t)
+            return self._hess_dense(s * (1 - s)) + self.lam * np.eye(self.d)
+
+        def hessp(x, v):
+            z = self._margins(x)
+            s = _sigmoid(z * self._t)
+            return self._hess_matvec(v, s * (1 - s)) + self.lam * v
+
+        x0 = np.zeros(self.d)
+        if self.d <= DENSE_LIMIT:
+            res = sopt.minimize(fun, x0, jac=True, hess=hess, method="trust-exact", options={"gtol": 1e-13})
+        else:
+            res = sopt.minimize(fun, x0, jac=True, hessp=hessp, method="Newton-CG", options={"xtol": 1e-15})
+        return res.x
+
+    @cached_property
+    def f_star(self) -> float:
+        """f(x*)."""
+        return self.f(self.x_star)
+
+    @cached_property
+    def local_grads_star(self) -> np.ndarray:
+        """The local gradients at the optimum, grad f_i(x*), shape (n, d)."""
+        return np.array(self._local_grads(self.x_star))
+
+    @cached_property
+    def sigma_star2(self) -> float:
+        """Heterogeneity at the optimum, sigma*^2 = (1/n) sum_i ||grad f_i(x*)||^2."""
+        return float(np.mean(np.sum(self.local_grads_star**2, axis=1)))
+
+    @property
+    def interpolating(self) -> bool:
+        """True when every worker's gradient vanishes at x* (sigma*^2 ~ 0, relative to L^2 ||x*||^2)."""
+        scale = self.L**2 * max(float(self.x_star @ self.x_star), 1e-300)
+        return self.sigma_star2 <= 1e-18 * scale
+
+    @cached_property
+    def rho0(self) -> float:
+        r"""Worker-level strong growth constant: (1/n) sum ||grad f_i||^2 <= rho0 ||grad f||^2.
+
+        1 for identical splits; for interpolating quadratics the largest
+        generalised eigenvalue of (mean_i H_i^2, H^2); ``inf`` where no finite
+        constant exists (sigma*^2 > 0).
+        """
+        if self.split == "identical":
+            return 1.0
+        if self.loss != "ridge" or not self.interpolating:
+            return math.inf
+        if self.d > DENSE_LIMIT:
+            raise ValueError(f"rho0 is computed densely, for d <= {DENSE_LIMIT}; got d = {self.d}")
+        H = self._hess_dense() + self.lam * np.eye(self.d)
+        M = np.zeros((self.d, self.d))
+        for i in range(self.n):  # constant computed once
+            Ai = self._A2[self._row_base[i] : self._row_base[i] + self.sizes[i]]
+            if sp.issparse(Ai):
+                Ai = Ai.toarray()
+            Hi = Ai.T @ Ai / self.sizes[i] + self.lam * np.eye(self.d)
+            M += Hi @ Hi
+        M /= self.n
+        top = sla.eigh(M, H @ H, eigvals_only=True, subset_by_index=[self.d - 1, self.d - 1])
+        return max(float(top[0]), 1.0)
+
+    def summary(self) -> dict:
+        """The constants of the theory in one dict (computes them if needed)."""
+        return {
+            "name": self.name,
+            "n": self.n,
+            "d": self.d,
+            "L": self.L,
+            "L_max": self.L_max,
+            "mu": self.mu,
+            "kappa": self.kappa,
+            "r": self.r,
+            "sigma_star2": self.sigma_star2,
+            "rho0": self.rho0,
+        }
+
+    def __repr__(self) -> str:
+        return f"Problem({self.name!r}, n={self.n}, d={self.d}, split={self.split!r}, lam={self.lam:g})"
+
+
+def _as_pm1(y: np.ndarray) -> np.ndarray:
+    vals = np.unique(y)
+    if vals.size != 2:
+        raise ValueError(f"y must hold exactly two classes for logistic regression, got {vals.size} distinct values")
+    return np.where(y == vals[1], 1.0, -1.0)
+
+
+# ---------------------------------------------------------------- builders
+def ridge(A, b, *, n_workers: int, lam: float = 0.0, split: str = "iid", seed: int = 0, name=None) -> Problem:
+    r"""Ridge regression split across ``n_workers``.
+
+    :math:`f_i(x) = \frac{1}{2 l_i}\|A_i x - b_i\|^2 + \frac{\lambda}{2}\|x\|^2`.
+
+    Parameters
+    ----------
+    A : array or scipy.sparse matrix, shape (N, d)
+    b : array, shape (N,)
+    n_workers : int, 1 <= n_workers <= N (any n >= 1 for ``split='identical'``)
+    lam : float >= 0
+    split : {'iid', 'sorted', 'identical', 'contiguous'}
+        ``iid`` shuffles the rows; ``sorted`` sorts them by target first
+        (heterogeneous workers); ``identical`` gives every worker all rows;
+        ``contiguous`` keeps the given order.  Worker sizes differ by at most one.
+    seed : int
+        Seed of the shuffle.
+    """
+    return Problem(A, b, n_workers=n_workers, loss="ridge", lam=lam, split=split, seed=seed, name=name)
+
+
+def logistic(A, y, *, n_workers: int, lam: float, split: str = "iid", seed: int = 0, name=None) -> Problem:
+    r"""l2-regularised logistic regression split across ``n_workers``.
+
+    :math:`f_i(x) = \frac{1}{l_i}\sum_j \log(1 + e^{-y_j a_j^\top x}) + \frac{\lambda}{2}\|x\|^2`,
+    labels ``y`` with two distinct values (mapped to -1, +1).  Arguments as in :func:`ridge`;
+    ``lam`` must be > 0.
+    """
+    return Problem(A, y, n_workers=n_workers, loss="logistic", lam=lam, split=split, seed=seed, name=name)
+
+
+def synthetic(
+    n_workers: int,
+    rows_per_worker: int,
+    d: int,
+    *,
+    loss: str = "ridge",
+    cond: float = 10.0,
+    heterogeneity: float = 0.0,
+    interpolating: bool = False,
+    noise: float = 0.1,
+    lam: float = 0.0,
+    split: str = "contiguous",
+    seed: int = 0,
+) -> Problem:
+    """A synthetic problem with controlled conditioning and heterogeneity.
+
+    The data matrix has singular values chosen so that the data Hessian
+    A^T A / N has eigenvalues spread geometrically from 1 down to ``1/cond``
+    (so kappa = cond for ridge with lam = 0 and an even split).  Worker i's
+    rows are generated with scale exp(heterogeneity * u_i), u_i evenly spaced
+    in [-1, 1], which makes the L_i differ (larger r); for non-interpolating
+    ridge, worker i's targets come from its own model x_true + heterogeneity *
+    delta_i plus noise, which makes sigma*^2 > 0.  With ``interpolating=True``
+    (ridge only) b = A x_true exactly, so grad f_i(x*) = 0 for every worker.
+
+    ``split='contiguous'`` (the default) keeps the generated workers;
+    the other splits reshuffle the rows.
+    """
+    n_workers = check_int("n_workers", n_workers, 1)
+    rows_per_worker = check_int("rows_per_worker", rows_per_worker, 1)
+    d = check_int("d", d, 1)
+    loss = check_choice("loss", loss, LOSSES)
+    cond = check_float("cond", cond, positive=True)
+    if cond < 1:
+        raise ValueError(f"cond must be >= 1, got {cond}")
+    heterogeneity = check_float("heterogeneity", heterogeneity, nonnegative=True)
+    noise = check_float("noise", noise, nonnegative=True)
+    lam = check_float("lam", lam, nonnegative=True)
+    seed = check_seed("seed", seed)
+    if not isinstance(interpolating, (bool, np.bool_)):
+        raise TypeError(f"interpolating must be True or False, got {interpolating!r}")
+    if interpolating and loss != "ridge":
+        raise ValueError("interpolating=True needs loss='ridge' (a consistent linear system)")
+    N = n_workers * rows_per_worker
+    if N < d and lam == 0 and loss == "ridge":
+        raise ValueError(
+            f"n_workers * rows_per_worker = {N} < d = {d}: with lam = 0 the problem is not "
+            "strongly convex; use more rows or lam > 0"
+        )
+    rng = np.random.default_rng(seed)
+    u = np.linspace(-1.0, 1.0, n_workers) if n_workers > 1 else np.zeros(1)
+    scale = np.repeat(np.exp(heterogeneity * u), rows_per_worker)
+    B = rng.standard_normal((N, d)) * scale[:, None]
+    U, s, Vt = np.linalg.svd(B, full_matrices=False)
+    k = s.size
+    target = np.sqrt(N) * np.geomspace(1.0, 1.0 / np.sqrt(cond), k)
+    A = (U * target) @ Vt
+    x_true = rng.standard_normal(d) / np.sqrt(d)
+    if loss == "ridge":
+        if interpolating:
+            t = A @ x_true
+        else:
+            shifts = heterogeneity * rng.standard_normal((n_workers, d)) / np.sqrt(d)
+            X = x_true + shifts
+            t = np.einsum("wld,wd->wl", A.reshape(n_workers, rows_per_worker, d), X).ravel()
+            t += noise * rng.standard_normal(N)
+        label = "interpolating ridge" if interpolating else "ridge"
+    else:
+        z = A @ x_true * 3.0 + noise * rng.standard_normal(N)
+        t = np.where(z >= 0, 1.0, -1.0)
+        label = "logistic"
+    name = f"synthetic {label} (n={n_workers}, d={d}, cond={cond:g}, het={heterogeneity:g})"
+    return Problem(A, t, n_workers=n_workers, loss=loss, lam=lam, split=split, seed=seed, name=name)
+
+
+def _standardize(X: np.ndarray) -> np.ndarray:
+    X = np.asarray(X, dtype=np.float64)
+    sd = X.std(axis=0)
+    keep = sd > 0
+    return (X[:, keep] - X[:, keep].mean(axis=0)) / sd[keep]
+
+
+def breast_cancer(n_workers: int, *, lam: float = 1e-2, split: str = "iid", seed: int = 0) -> Problem:
+    """scikit-learn's breast-cancer set (569 x 30, standardised), logistic regression."""
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    return logistic(_standardize(X), y, n_workers=n_workers, lam=lam, split=split, seed=seed,
+                    name="breast cancer (logistic)")
+
+
+def digits(n_workers: int, *, lam: float = 1e-2, split: str = "iid", seed: int = 0) -> Problem:
+    """scikit-learn's digits set (1797 x 64, constant pixels dropped, standardised), 0-4 against 5-9, logistic."""
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    return logistic(_standardize(X), (y >= 5).astype(float), n_workers=n_workers, lam=lam, split=split,
+                    seed=seed, name="digits 0-4 vs 5-9 (logistic)")
+
+
+def load_libsvm(
+    path,
+    *,
+    n_workers: int,
+    loss: str = "logistic",
+    lam: float = 1e-3,
+    split: str = "iid",
+    seed: int = 0,
+    n_features: int | None = None,
+) -> Problem:
+    """Read a LIBSVM/svmlight file (scikit-learn's reader) into a sparse problem."""
+    from sklearn.datasets import load_svmlight_file
+
+    loss = check_choice("loss", loss, LOSSES)
+    X, y = load_svmlight_file(str(path), n_features=n_features)
+    build = logistic if loss == "logistic" else ridge
+    return build(X.tocsr(), y, n_workers=n_workers, lam=lam, split=split, seed=seed,
+                 name=f"{path} ({loss})")

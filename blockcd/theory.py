@@ -1,0 +1,271 @@
+"""What the theory predicts: omega, expected smoothness, step sizes, rates, iteration counts.
+
+Formulas of the book (chapters 3-9), evaluated on a :class:`~blockcd.problems.Problem`
+or on plain numbers.  Nothing here runs a method.
+
+Conventions.  ``expected_smoothness(problem, method, m, tau)`` is the constant
+:math:`\\mathcal{L}(\\tau)` that sets the method's theoretical step:
+
+=========  ==========================================  ===================
+method     :math:`\\mathcal{L}(\\tau)`                     step
+=========  ==========================================  ===================
+ibcd       L + omega L_max / n                          1 / (2 L(tau))
+is-sgd     L + (m/tau) L_loc(b) / n                     1 / (2 L(tau))
+isega      L + 6 omega L_max / n                        1 / L(tau)
+is-saga    L + 36 (m/tau) L_loc(b) / n                  1 / L(tau)
+is-asgd    rho(tau) L,  rho = 1 + omega rho0 / n        eta = 1 / L(tau)
+=========  ==========================================  ===================
+
+with omega = m/tau - 1 and L_loc(b) the largest local expected smoothness of a
+b-minibatch (L_s at b = 1).  The constants 6 and 36 come from Young's
+inequality in the book's proofs and are loose (chapter 6).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._validate import check_choice, check_float, check_int
+
+METHODS = ("ibcd", "is-sgd", "isega", "is-saga", "is-asgd")
+_ALIASES = {"gd": "ibcd", "dense": "ibcd", "sgd": "is-sgd", "saga": "is-saga", "asgd": "is-asgd"}
+#: constants of the Lyapunov proofs (chapter 6); loose, see the module docstring
+ISEGA_C = 6.0
+ISSAGA_C = 36.0
+
+
+def _method(method) -> str:
+    if not isinstance(method, str):
+        raise TypeError(f"method must be a string, one of {METHODS}, got {type(method).__name__}")
+    return check_choice("method", _ALIASES.get(method.lower(), method.lower()), METHODS)
+
+
+def _m_tau(problem, m, tau) -> tuple[int, int]:
+    d = problem.d if problem is not None else None
+    m = check_int("m", m, 1, d)
+    tau = check_int("tau", tau, 1, m)
+    return m, tau
+
+
+def omega(m: int, tau: int) -> float:
+    """Variance parameter of the block sparsifier, omega = m/tau - 1 (chapter 3)."""
+    m = check_int("m", m, 1)
+    tau = check_int("tau", tau, 1, m)
+    return m / tau - 1.0
+
+
+def coverage(m: int, tau: int, n: int) -> float:
+    """Expected number of distinct blocks the master receives: m (1 - (1 - tau/m)^n)."""
+    m = check_int("m", m, 1)
+    tau = check_int("tau", tau, 1, m)
+    n = check_int("n", n, 1)
+    return m * (1.0 - (1.0 - tau / m) ** n)
+
+
+def aggregation_variance(G, m: int, tau: int, sampling: str = "independent") -> float:
+    r"""Exact E||(1/n) sum_i C_i(g_i) - gbar||^2 for the rows g_i of ``G`` (the key lemma).
+
+    independent: (omega/n) (1/n) sum_i ||g_i||^2;   shared: omega ||gbar||^2.
+    Both hold for uneven block sizes (each block is kept with probability tau/m).
+    """
+    G = np.atleast_2d(np.asarray(G, dtype=np.float64))
+    if G.ndim != 2:
+        raise ValueError(f"G must have shape (n, d), got {G.shape}")
+    n, d = G.shape
+    m = check_int("m", m, 1, d)
+    w = omega(m, tau)
+    sampling = check_choice("sampling", sampling, ("independent", "shared"))
+    if sampling == "independent":
+        return w / n * float(np.mean(np.sum(G**2, axis=1)))
+    gbar = G.mean(axis=0)
+    return w * float(gbar @ gbar)
+
+
+def index_bits(m: int, tau: int) -> int:
+    """Bits to name tau of m blocks when the master cannot regenerate them: tau ceil(log2 m)."""
+    m = check_int("m", m, 1)
+    tau = check_int("tau", tau, 1, m)
+    return 0 if tau == m else tau * math.ceil(math.log2(m))
+
+
+def _local_L(problem, batch) -> float:
+    b = 1 if batch is None else batch
+    return float(problem.local_smoothness(b).max())
+
+
+def rho(problem, m: int, tau: int) -> float:
+    """Strong growth constant of the IBCD estimator, rho(tau) = 1 + omega rho0 / n (chapter 7)."""
+    m, tau = _m_tau(problem, m, tau)
+    r0 = problem.rho0
+    if not math.isfinite(r0):
+        raise ValueError(
+            "IS-ASGD's theory needs interpolation (grad f_i(x*) = 0 for all i); this problem has "
+            f"sigma*^2 = {problem.sigma_star2:.3g} > 0, so rho0 is infinite"
+        )
+    return 1.0 + omega(m, tau) * r0 / problem.n
+
+
+def expected_smoothness(problem, method: str, m: int, tau: int, *, batch: int | None = None) -> float:
+    """The constant L(tau) of the method (see the module table); the step is built from it."""
+    method = _method(method)
+    m, tau = _m_tau(problem, m, tau)
+    w, n, L = omega(m, tau), problem.n, problem.L
+    if method == "ibcd":
+        return L + w * problem.L_max / n
+    if method == "is-sgd":
+        return L + (m / tau) * _local_L(problem, batch) / n
+    if method == "isega":
+        return L + ISEGA_C * w * problem.L_max / n
+    if method == "is-saga":
+        return L + ISSAGA_C * (m / tau) * _local_L(problem, batch) / n
+    return rho(problem, m, tau) * L
+
+
+def step_size(problem, method: str, m: int, tau: int, *, batch: int | None = None) -> float:
+    """The theory's step size (for IS-ASGD, eta); see the module table."""
+    method = _method(method)
+    Lt = expected_smoothness(problem, method, m, tau, batch=batch)
+    return 1.0 / (2.0 * Lt) if method in ("ibcd", "is-sgd") else 1.0 / Lt
+
+
+def rate(problem, method: str, m: int, tau: int, *, step: float | None = None, batch: int | None = None) -> float:
+    """Contraction factor per iteration of the method's Lyapunov function at the given step.
+
+    ibcd, is-sgd: 1 - step mu; isega: max(1 - step mu, 1 - tau/(2m));
+    is-saga: max(1 - step mu, 1 - b/(2 l_max), 1 - tau/(2m));
+    is-asgd: 1 - sqrt(mu eta / rho) with rho = 1/(eta L).
+    """
+    method = _method(method)
+    m, tau = _m_tau(problem, m, tau)
+    g = step_size(problem, method, m, tau, batch=batch) if step is None else check_float("step", step, positive=True)
+    mu = problem.mu
+    if method == "is-asgd":
+        rho_ = 1.0 / (g * problem.L)
+        return 1.0 - math.sqrt(mu * g / rho_)
+    q = 1.0 - g * mu
+    if method == "isega":
+        q = max(q, 1.0 - tau / (2.0 * m))
+    elif method == "is-saga":
+        b = 1 if batch is None else batch
+        q = max(q, 1.0 - b / (2.0 * problem.l_max), 1.0 - tau / (2.0 * m))
+    return q
+
+
+def local_variance_star(problem, batch: int) -> float:
+    """sigma-bar^2 = (1/n) sum_i E||g_i(x*)||^2 for b-minibatch local estimators (chapter 5)."""
+    batch = check_int("batch", batch, 1, int(problem.sizes.min()))
+    p = problem
+    Gs = p.local_grads_star
+    xs = p.x_star
+    z = p._margins(xs)
+    dphi = p._dphi(z, p._t)
+    # per worker: (1/l) sum_j dphi_j^2 ||a_j||^2 - ||grad f_i(x*) - lam x*||^2
+    second = p._w * dphi**2 * p.row_norms2
+    if p._layout == "padded":
+        mom = second.reshape(p.n, p.l_max).sum(axis=1)
+    elif p._layout == "sparse":
+        mom = np.add.reduceat(second, p.offsets[:-1])
+    else:
+        mom = np.full(p.n, second.sum())
+    data = Gs - p.lam * xs
+    var = np.maximum(mom - np.sum(data**2, axis=1), 0.0)
+    l = p.sizes.astype(float)
+    factor = np.where(l > 1, (l - batch) / (batch * np.maximum(l - 1, 1)), 0.0)
+    return float(np.mean(np.sum(Gs**2, axis=1) + factor * var))
+
+
+def neighbourhood(problem, method: str, m: int, tau: int, *, step: float | None = None,
+                  batch: int | None = None) -> float:
+    """Radius 2 gamma sigma^2 / mu of the ball ||x - x*||^2 the method reaches (0 for shifted methods).
+
+    ibcd: sigma^2 = (omega/n) sigma*^2;  is-sgd: sigma^2 <= (m/(tau n)) sigma-bar^2 minus the
+    cross terms, i.e. ((m/tau) sigma-bar^2 - sigma*^2)/n (chapter 5).
+    """
+    method = _method(method)
+    m, tau = _m_tau(problem, m, tau)
+    g = step_size(problem, method, m, tau, batch=batch) if step is None else check_float("step", step, positive=True)
+    if method == "ibcd":
+        s2 = omega(m, tau) / problem.n * problem.sigma_star2
+    elif method == "is-sgd":
+        b = 1 if batch is None else batch
+        s2 = ((m / tau) * local_variance_star(problem, b) - problem.sigma_star2) / problem.n
+    else:
+        return 0.0
+    return 2.0 * g * max(s2, 0.0) / problem.mu
+
+
+def predicted_iterations(problem, method: str, m: int, tau: int, eps: float, *, step: float | None = None,
+                         batch: int | None = None, x0=None) -> float:
+    """Iterations after which the theorem guarantees E||x^k - x*||^2 <= eps ||x^0 - x*||^2.
+
+    ``inf`` when eps lies inside the method's neighbourhood.  For IS-SAGA the
+    Lyapunov function's starting value is taken as ||x^0 - x*||^2.
+    """
+    method = _method(method)
+    m, tau = _m_tau(problem, m, tau)
+    eps = check_float("eps", eps, positive=True)
+    g = step_size(problem, method, m, tau, batch=batch) if step is None else check_float("step", step, positive=True)
+    x0 = np.zeros(problem.d) if x0 is None else np.asarray(x0, dtype=np.float64)
+    D0 = float(np.sum((x0 - problem.x_star) ** 2))
+    q = rate(problem, method, m, tau, step=g, batch=batch)
+    if not 0 < q < 1:
+        return math.inf
+    if method in ("ibcd", "is-sgd"):
+        target = eps * D0 - neighbourhood(problem, method, m, tau, step=g, batch=batch)
+        if target <= 0:
+            return math.inf
+        ratio = target / D0
+    elif method == "isega":
+        c = 4 * omega(m, tau) * m / (problem.n * tau)
+        H0 = float(np.mean(np.sum((problem.local_grads_star) ** 2, axis=1)))  # h_i = 0 at the start
+        ratio = eps * D0 / (D0 + c * g * g * H0)
+    elif method == "is-saga":
+        ratio = eps
+    else:
+        gap0 = problem.f(x0) - problem.f_star
+        ratio = eps * D0 * problem.mu / (2 * gap0 + problem.mu * D0)
+    return max(0.0, math.ceil(math.log(ratio) / math.log(q)))
+
+
+def predicted_ratio(problem, method: str, m: int, tau: int, *, batch: int | None = None) -> float:
+    """K(tau)/K(m) from the leading term: L(tau)/L(m) (for IS-ASGD rho(tau)/rho(m) = rho(tau)).
+
+    For IBCD this is 1 + (m/tau - 1) r / n (the m/n rule, chapter 4).
+    """
+    return (expected_smoothness(problem, method, m, tau, batch=batch)
+            / expected_smoothness(problem, method, m, m, batch=batch))
+
+
+def knee(m: int, n: int, r: float) -> float:
+    """tau where the sparsification term equals the base term: tau_knee = m r / (n + r)."""
+    m = check_int("m", m, 1)
+    n = check_int("n", n, 1)
+    r = check_float("r", r, positive=True)
+    return m * r / (n + r)
+
+
+def iteration_factor(m: int, tau: int, n: int, r: float) -> float:
+    """The m/n rule for IBCD: K(tau)/K(m) = 1 + (m/tau - 1) r / n."""
+    n = check_int("n", n, 1)
+    r = check_float("r", r, positive=True)
+    return 1.0 + omega(m, tau) * r / n
+
+
+def time_optimal_tau(L: float, L_max: float, n: int, m: int, c0: float, c1: float) -> float:
+    """tau minimising K(tau) T(tau) with K ∝ a + b/tau, T = c0 + c1 tau (chapter 9).
+
+    a = L - L_max/n, b = m L_max / n; tau* = sqrt(b c0 / (a c1)), clipped to [1, m].
+    """
+    L = check_float("L", L, positive=True)
+    L_max = check_float("L_max", L_max, positive=True)
+    n = check_int("n", n, 1)
+    m = check_int("m", m, 1)
+    c0 = check_float("c0", c0, nonnegative=True)
+    c1 = check_float("c1", c1, positive=True)
+    a = L - L_max / n
+    b = m * L_max / n
+    if a <= 0:
+        return float(m)
+    return float(min(max(math.sqrt(b * c0 / (a * c1)), 1.0), m))
