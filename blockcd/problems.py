@@ -262,7 +262,8 @@ class Problem:
         if self._layout == "padded":
             return np.matmul(coef[:, None, :], self._A2[rows]).reshape(n, self.d)
         Q = sp.csr_matrix((coef.ravel(), np.arange(n * b), np.arange(0, n * b + 1, b)), shape=(n, n * b))
-        return np.asarray((Q @ self._A2[rows.ravel()]).todense())
+        out = Q @ self._A2[rows.ravel()]  # sparse data: sparse; identical split of dense data: ndarray
+        return np.asarray(out.todense() if sp.issparse(out) else out)
 
     def _minibatch_grads(self, x: np.ndarray, rows: np.ndarray) -> np.ndarray:
         s = self._sample_dphi(x, rows)
