@@ -1,0 +1,316 @@
+"""The built HTML book as readers see it, checked in headless Chromium.
+
+Every page listed in ``_toc.yml`` is opened from a local HTTP server in
+Debian's Chromium, driven by Playwright (``executable_path`` points at the
+system browser; Playwright downloads nothing).  Requests that leave the local
+server (CDNs, launch services) are refused, as on an offline machine, so the
+checks see what the book itself ships.
+
+Uses ``_build/html`` if it exists (the README's build command makes it) and
+builds the book otherwise.  Without Chromium the module is skipped, except
+when ``BLOCKCD_REQUIRE_BROWSER=1`` (set by ``.ci/run``), where it fails.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from urllib.parse import urldefrag, urljoin, urlparse
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+HTML = ROOT / "_build" / "html"
+SHOTS = ROOT / "_build" / "screenshots"
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+REQUIRED = os.environ.get("BLOCKCD_REQUIRE_BROWSER") == "1"
+FLAGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+
+if CHROMIUM is None:
+    msg = "Chromium is not installed (Debian: apt-get install chromium)"
+    if REQUIRED:
+        raise RuntimeError(msg + "; BLOCKCD_REQUIRE_BROWSER=1 demands the browser test")
+    pytest.skip(msg, allow_module_level=True)
+if REQUIRED:
+    from playwright import sync_api
+else:
+    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
+
+
+def toc_files() -> list[str]:
+    """Document names in the order of ``_toc.yml`` (root first)."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [toc["root"]]
+
+    def walk(entries):
+        for e in entries or []:
+            if "file" in e:
+                files.append(e["file"])
+            walk(e.get("sections"))
+
+    for part in toc.get("parts", []):
+        walk(part.get("chapters"))
+    walk(toc.get("chapters"))
+    return [re.sub(r"\.(ipynb|md)$", "", f) for f in files]
+
+
+PAGES = toc_files()
+CHAPTERS = [f for f in PAGES if re.match(r"book/\d\d_", f)]
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def site():
+    if not (HTML / "index.html").exists():
+        proc = subprocess.run(
+            [sys.executable, "-m", "jupyter_book", "build", str(ROOT), "-W", "-n", "--keep-going"],
+            cwd=ROOT, capture_output=True, text=True,
+        )
+        assert proc.returncode == 0, "book build failed:\n" + proc.stdout[-3000:] + proc.stderr[-3000:]
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(HTML)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield b
+        b.close()
+
+
+def _open(browser, base, path, viewport=(1366, 900), scale=1):
+    """Open a page; return (page, console errors, blocked external requests)."""
+    ctx = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]}, device_scale_factor=scale)
+    page = ctx.new_page()
+    errors, blocked = [], []
+
+    def route(r):
+        if r.request.url.startswith(base):
+            r.continue_()
+        else:
+            blocked.append(r.request.url)
+            r.abort()
+
+    page.route("**/*", route)
+    page.on("console", lambda m: errors.append((m.text, (m.location or {}).get("url", ""))) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append((str(e), "pageerror")))
+    page.goto(urljoin(base, path), wait_until="load")
+    page.wait_for_function("() => !window.MathJax || (window.MathJax.startup && window.MathJax.startup.promise)")
+    page.evaluate("() => window.MathJax ? MathJax.startup.promise.then(() => true) : true")
+    return page, errors, blocked
+
+
+def _own_errors(errors, base, blocked):
+    """Console errors not caused by refusing an external request."""
+    out = []
+    for text, url in errors:
+        if url and not url.startswith(base) and url != "pageerror":
+            continue  # a resource we refused to fetch from outside
+        if "net::ERR_FAILED" in text and blocked:
+            continue
+        out.append(f"{text} [{url}]")
+    return out
+
+
+TEXT_JS = """() => {
+  const main = document.querySelector('main') || document.body;
+  const c = main.cloneNode(true);
+  c.querySelectorAll('pre, code, script, style, mjx-container, .MathJax').forEach(e => e.remove());
+  return c.innerText;
+}"""
+
+LINKS_JS = """() => Array.from(document.querySelectorAll('main a[href], nav a[href]')).map(a => a.href)"""
+
+
+@pytest.fixture(scope="module")
+def visited(site, browser):
+    """Open every page once and collect what the checks need."""
+    data = {}
+    for doc in PAGES:
+        page, errors, blocked = _open(browser, site, doc + ".html")
+        data[doc] = {
+            "errors": _own_errors(errors, site, blocked),
+            "text": page.evaluate(TEXT_JS),
+            "math_nodes": page.locator("main .math").count(),
+            "mjx": page.locator("mjx-container").count(),
+            "broken_images": page.evaluate(
+                "() => Array.from(document.images).filter(i => !i.complete || i.naturalWidth === 0)"
+                ".map(i => i.getAttribute('src'))"),
+            "images": page.evaluate("() => document.querySelectorAll('main img').length"),
+            "unresolved": page.evaluate(
+                "() => Array.from(document.querySelectorAll('main .xref')).filter(e => !e.closest('a'))"
+                ".map(e => e.textContent)"),
+            "refs": page.evaluate(
+                "() => Array.from(document.querySelectorAll('main a.reference.internal[href*=\"#\"]'))"
+                ".map(a => a.getAttribute('href'))"),
+            "links": page.evaluate(LINKS_JS),
+            "widgets": page.locator('script[type="application/vnd.jupyter.widget-view+json"]').count(),
+            "animations": page.locator("main .animation input.anim-slider").count(),
+            "nav": page.evaluate(
+                "() => Array.from(document.querySelectorAll('nav.bd-docs-nav a.reference.internal'))"
+                ".map(a => a.getAttribute('href'))"),
+            "buttons": page.evaluate(
+                "() => Array.from(document.querySelectorAll('.article-header-buttons a, .dropdown-menu a'))"
+                ".map(a => a.getAttribute('href') || '')"),
+            "title": page.title(),
+        }
+        page.context.close()
+    return data
+
+
+@pytest.mark.parametrize("doc", PAGES)
+def test_page_loads_without_console_errors(visited, doc):
+    assert visited[doc]["errors"] == [], f"{doc}: console errors {visited[doc]['errors']}"
+
+
+@pytest.mark.parametrize("doc", PAGES)
+def test_math_is_typeset(visited, doc):
+    v = visited[doc]
+    raw = [s for s in ("$$", "\\(", "\\[", "\\begin{") if s in v["text"]]
+    assert not raw, f"{doc}: raw TeX left in the text: {raw}"
+    if v["math_nodes"]:
+        assert v["mjx"] > 0, f"{doc}: {v['math_nodes']} math nodes but MathJax rendered none"
+
+
+@pytest.mark.parametrize("doc", PAGES)
+def test_images_load(visited, doc):
+    assert visited[doc]["broken_images"] == [], f"{doc}: images that did not load {visited[doc]['broken_images']}"
+
+
+@pytest.mark.parametrize("doc", PAGES)
+def test_references_resolve(visited, doc):
+    assert visited[doc]["unresolved"] == [], f"{doc}: unresolved references {visited[doc]['unresolved']}"
+    assert "??" not in visited[doc]["text"], f"{doc}: '??' in the text (a broken numbered reference)"
+
+
+def _ids(path: Path) -> set[str]:
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+    return {t.get("id") for t in soup.find_all(id=True)} | {t.get("name") for t in soup.find_all(attrs={"name": True})}
+
+
+def test_internal_links_point_to_existing_pages_and_anchors(visited, site):
+    ids_cache: dict[Path, set[str]] = {}
+    bad, checked = [], 0
+    for doc, v in visited.items():
+        for href in v["links"]:
+            if not href.startswith(site):
+                continue
+            url, frag = urldefrag(href)
+            rel = urlparse(url).path.lstrip("/") or "index.html"
+            target = HTML / rel
+            if target.is_dir():
+                target = target / "index.html"
+            checked += 1
+            if not target.exists():
+                bad.append(f"{doc}: {href} (no such file)")
+                continue
+            if frag and target.suffix == ".html":
+                if target not in ids_cache:
+                    ids_cache[target] = _ids(target)
+                if frag not in ids_cache[target]:
+                    bad.append(f"{doc}: {href} (no anchor #{frag})")
+    assert checked > 50, f"only {checked} internal links found: is the navigation missing?"
+    assert not bad, "broken internal links:\n" + "\n".join(bad[:30])
+
+
+@pytest.mark.parametrize("doc", PAGES)
+def test_widgets_have_a_static_replacement(visited, doc):
+    v = visited[doc]
+    assert "Loading widget" not in v["text"], f"{doc}: a bare 'Loading widget' text is visible"
+    if v["widgets"]:
+        assert v["animations"] > 0, f"{doc}: {v['widgets']} widget view(s) but no kernel-free moving figure"
+
+
+def test_animation_moves_without_a_kernel(site, browser):
+    docs = [d for d in CHAPTERS if d in ("book/01_template", "book/03_key_lemma")] or CHAPTERS[:1]
+    page, _, _ = _open(browser, site, docs[0] + ".html")
+    anim = page.locator("main .animation").first
+    if anim.count() == 0:
+        pytest.fail(f"{docs[0]} has no kernel-free animation")
+    img = anim.locator("img").first
+    before = img.get_attribute("src")
+    anim.locator("input.anim-slider").first.fill("1")
+    anim.locator("input.anim-slider").first.dispatch_event("input")
+    after = img.get_attribute("src")
+    page.context.close()
+    assert before != after, "moving the slider of the static figure did not change the frame"
+
+
+def test_search_finds_sparsification(site, browser):
+    page, errors, blocked = _open(browser, site, "search.html?q=sparsification")
+    page.wait_for_function("() => document.querySelectorAll('#search-results li').length > 0", timeout=20000)
+    hits = page.locator("#search-results li").count()
+    page.context.close()
+    assert hits >= 3, f"search for 'sparsification' found {hits} pages"
+
+
+def test_site_quality(visited):
+    landing = visited[PAGES[0]]
+    assert "distributed" in landing["title"].lower(), landing["title"]
+    assert "1901.09437" in landing["text"] and "Mishchenko" in landing["text"], "the paper is not cited on the landing page"
+    # the sidebar follows _toc.yml
+    nav = [re.sub(r"(^\.\./|^/|\.html.*$)", "", h).replace("../", "") for h in landing["nav"]]
+    expected = [p for p in PAGES[1:]]
+    got = [h for h in nav if h in expected]
+    assert got == expected, f"navigation order {got} differs from _toc.yml {expected}"
+    bib = [d for d in PAGES if d.endswith("bibliography")]
+    assert bib, "no bibliography page in _toc.yml"
+    assert "Mishchenko" in visited[bib[0]]["text"]
+
+
+@pytest.mark.parametrize("doc", CHAPTERS)
+def test_chapter_has_download_and_launch_buttons(visited, doc):
+    hrefs = visited[doc]["buttons"]
+    assert any(h.endswith(".ipynb") for h in hrefs), f"{doc}: no download-notebook button in {hrefs}"
+    assert any("mybinder.org" in h for h in hrefs), f"{doc}: no Binder launch button"
+    assert any("colab.research.google.com" in h for h in hrefs), f"{doc}: no Colab launch button"
+
+
+@pytest.mark.parametrize("doc", CHAPTERS)
+def test_first_cell_installs_the_library_when_missing(doc):
+    nb = json.loads((ROOT / (doc + ".ipynb")).read_text())
+    first = next(c for c in nb["cells"] if c["cell_type"] == "code")
+    src = "".join(first["source"])
+    assert "except ImportError" in src and "pip" in src and "blockcd" in src, f"{doc}: first cell does not install blockcd"
+
+
+SCREENS = {"laptop": ((1366, 900), 1), "phone": ((390, 844), 2)}
+
+
+@pytest.mark.parametrize("kind", list(SCREENS))
+def test_screenshots(site, browser, kind):
+    """Screenshots of the landing page and chapters 1 and 4, for a person to look at."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    viewport, scale = SCREENS[kind]
+    targets = [PAGES[0]] + [d for d in CHAPTERS if d.startswith(("book/01_", "book/04_"))]
+    for doc in targets:
+        page, _, _ = _open(browser, site, doc + ".html", viewport=viewport, scale=scale)
+        out = SHOTS / f"{kind}-{Path(doc).name}.png"
+        page.screenshot(path=str(out), full_page=False)
+        # nothing may overflow the viewport sideways (figures, tables, equations scroll inside the page)
+        overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+        page.context.close()
+        assert out.stat().st_size > 10_000, f"{out} looks empty"
+        assert overflow <= 1, f"{doc} on a {kind}: the page is {overflow} px wider than the screen"
