@@ -98,6 +98,8 @@ def _local_L(problem, batch) -> float:
 def rho(problem, m: int, tau: int) -> float:
     """Strong growth constant of the IBCD estimator, rho(tau) = 1 + omega rho0 / n (chapter 7)."""
     m, tau = _m_tau(problem, m, tau)
+    if tau == m:  # omega = 0: the exact gradient, strong growth with rho = 1 on any problem
+        return 1.0
     r0 = problem.rho0
     if not math.isfinite(r0):
         raise ValueError(
