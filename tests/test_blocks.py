@@ -1,0 +1,269 @@
+"""Blocks, tau-nice sampling, the counter-based stream and the block sparsifier (chapter 3)."""
+
+from itertools import combinations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import blockcd
+from blockcd import theory
+from blockcd.blocks import BlockSampler, CounterStream, partition
+from blockcd.experiments import variance_mc
+from conftest import assert_mc, mean_se
+
+
+# ------------------------------------------------------------------ partition
+@pytest.mark.parametrize("d", [1, 2, 7, 10, 11, 64, 101])
+def test_partition_is_contiguous_balanced_and_covers(d):
+    for m in sorted({1, 2, 3, d // 2, d - 1, d} & set(range(1, d + 1))):
+        b = partition(d, m)
+        assert (b.d, b.m) == (d, m)
+        assert b.sizes.sum() == d
+        assert b.sizes.max() - b.sizes.min() <= 1
+        # the larger blocks come first, as documented
+        assert np.all(np.diff(b.sizes) <= 0)
+        assert np.array_equal(b.starts, np.concatenate(([0], np.cumsum(b.sizes)[:-1])))
+        # block_of lists every coordinate 0..d-1 once, in contiguous runs 0, 0, ..., 1, 1, ...
+        assert b.block_of.shape == (d,)
+        assert np.array_equal(b.block_of, np.repeat(np.arange(m), b.sizes))
+        assert np.all(np.diff(b.block_of) >= 0)
+        for j in range(m):
+            coords = np.flatnonzero(b.block_of == j)
+            assert np.array_equal(coords, np.arange(b.starts[j], b.starts[j] + b.sizes[j]))
+        assert b.equal == (d % m == 0)
+
+
+def test_expand_turns_block_masks_into_coordinate_masks():
+    b = partition(10, 4)  # sizes 3, 3, 2, 2
+    mask = np.array([[True, False, False, True], [False, True, True, False]])
+    coord = b.expand(mask)
+    assert coord.shape == (2, 10)
+    assert np.array_equal(np.flatnonzero(coord[0]), [0, 1, 2, 8, 9])
+    assert np.array_equal(np.flatnonzero(coord[1]), [3, 4, 5, 6, 7])
+
+
+# ------------------------------------------------------------------ sampling
+def test_every_mask_row_has_exactly_tau_blocks():
+    for sampling in ("independent", "shared"):
+        for tau in (1, 3, 7):
+            s = BlockSampler(6, 7, tau, seed=5, sampling=sampling)
+            for k in range(50):
+                M = s.masks(k)
+                assert M.shape == (6, 7) and M.dtype == bool
+                assert np.all(M.sum(axis=1) == tau)
+
+
+def test_inclusion_frequency_is_tau_over_m():
+    n, m, tau, K = 6, 7, 3, 3000
+    s = BlockSampler(n, m, tau, seed=1)
+    M = np.stack([s.masks(k) for k in range(K)])  # (K, n, m)
+    p = tau / m
+    freq = M.mean(axis=(0, 1))
+    # n K independent Bernoulli(p) draws per block: SE = sqrt(p(1-p)/(nK)); |freq - p| <= 4.5 SE,
+    # false-failure probability < 7e-6 per block
+    se = np.sqrt(p * (1 - p) / (n * K))
+    assert_mc(freq, np.full(m, se), np.full(m, p), what="inclusion frequency")
+    # per worker as well (K draws each)
+    assert_mc(M.mean(axis=0), np.full((n, m), np.sqrt(p * (1 - p) / K)), np.full((n, m), p),
+              what="per-worker inclusion")
+
+
+def test_tau_nice_every_subset_equally_likely():
+    n, m, tau, K = 4, 5, 2, 2500
+    s = BlockSampler(n, m, tau, seed=2)
+    subsets = {c: j for j, c in enumerate(combinations(range(m), tau))}
+    counts = np.zeros(len(subsets))
+    for k in range(K):
+        for row in s.masks(k):
+            counts[subsets[tuple(np.flatnonzero(row))]] += 1
+    # chi-square goodness of fit against the uniform law on the 10 subsets:
+    # reject only below p = 1e-4 (the false-failure probability)
+    assert stats.chisquare(counts).pvalue > 1e-4
+    # the test has power: counts 20% too high on the subsets holding block 0 would fail it
+    skewed = counts.copy()
+    skewed[: m - 1] *= 1.2
+    assert stats.chisquare(skewed * counts.sum() / skewed.sum()).pvalue < 1e-4
+
+
+def test_independent_rows_are_independent_shared_rows_equal():
+    n, m, tau, K = 5, 6, 2, 4000
+    p = tau / m
+    s = BlockSampler(n, m, tau, seed=3)
+    M = np.stack([s.masks(k) for k in range(K)]).astype(float)  # (K, n, m)
+    # co-inclusion of block a at worker i and block b at worker j != i: p^2 if independent
+    # (K independent Bernoulli(p^2) draws: SE = sqrt(p^2 (1 - p^2) / K))
+    co = np.einsum("kia,kjb->ijab", M, M) / K
+    se_pair = np.sqrt(p**2 * (1 - p**2) / K)
+    off = ~np.eye(n, dtype=bool)
+    assert_mc(co[off], np.full(co[off].shape, se_pair), np.full(co[off].shape, p**2),
+              what="co-inclusion across workers")
+    # within one worker a tau-nice sample has P(a, b in S) = tau (tau - 1) / (m (m - 1)) for a != b
+    q = tau * (tau - 1) / (m * (m - 1))
+    same = co[np.arange(n), np.arange(n)]  # (n, m, m)
+    offb = ~np.eye(m, dtype=bool)
+    assert_mc(same[:, offb], np.full(same[:, offb].shape, np.sqrt(q * (1 - q) / K)),
+              np.full(same[:, offb].shape, q), what="co-inclusion within a worker")
+
+    sh = BlockSampler(n, m, tau, seed=3, sampling="shared")
+    Ms = np.stack([sh.masks(k) for k in range(200)])
+    assert np.all(Ms == Ms[:, :1, :])  # every worker the same choice
+    assert np.all(Ms.sum(axis=2) == tau)
+    assert len({tuple(r) for r in Ms[:, 0]}) > 1  # but a fresh choice each iteration
+
+
+@pytest.mark.parametrize("sampling", ["independent", "shared"])
+@pytest.mark.parametrize("n,m,tau", [(5, 7, 3), (3, 9, 1), (4, 5, 4), (2, 13, 6)])
+def test_worker_blocks_regenerated_alone_equal_the_mask_rows(n, m, tau, sampling):
+    ks = [0, 1, 2, 9, 3, 3, 50, 4, 0]  # out of order and repeated
+    s = BlockSampler(n, m, tau, seed=17, sampling=sampling)
+    in_order = BlockSampler(n, m, tau, seed=17, sampling=sampling)
+    ref = {k: in_order.masks(k).copy() for k in range(51)}  # drawn in order 0, 1, 2, ...
+    for k in ks:
+        M = s.masks(k)
+        assert np.array_equal(M, ref[k]), f"masks({k}) depends on the order of the calls"
+        for i in range(n):
+            # a fresh sampler, as on a worker or the master that never saw the other rows
+            alone = BlockSampler(n, m, tau, seed=17, sampling=sampling).worker_blocks(k, i)
+            assert np.array_equal(alone, np.flatnonzero(M[i])), (k, i)
+            assert np.array_equal(s.worker_blocks(k, i), alone)
+
+
+def test_counter_stream_rows_regenerate_bit_for_bit():
+    for width in (1, 4, 7, 9):
+        cs = CounterStream(seed=8, purpose=0, rows=3, width=width)
+        draws = [cs.draw(k) for k in range(6)]
+        for k in (5, 0, 3):
+            for i in range(3):
+                assert np.array_equal(CounterStream(8, 0, 3, width).worker_uniforms(k, i), draws[k][i])
+        assert np.array_equal(CounterStream(8, 0, 3, width).draw(4), draws[4])  # random access
+        assert not np.array_equal(CounterStream(8, 1, 3, width).draw(0), draws[0])  # other purpose
+
+
+def test_same_seed_same_masks_different_seed_different():
+    a = [BlockSampler(4, 8, 3, seed=1).masks(k).copy() for k in range(20)]
+    b = [BlockSampler(4, 8, 3, seed=1).masks(k).copy() for k in range(20)]
+    c = [BlockSampler(4, 8, 3, seed=2).masks(k).copy() for k in range(20)]
+    assert all(np.array_equal(x, y) for x, y in zip(a, b))
+    assert not all(np.array_equal(x, y) for x, y in zip(a, c))
+
+
+def test_tau_equal_m_sends_everything():
+    s = BlockSampler(3, 5, 5, seed=0)
+    assert np.all(s.masks(7))
+    assert np.array_equal(s.worker_blocks(7, 2), np.arange(5))
+
+
+# ---------------------------------------------------------------- sparsifier
+@pytest.mark.parametrize("d,m", [(11, 4), (10, 3), (9, 9)])
+def test_sparsify_is_unbiased_per_coordinate_and_on_a_projection(d, m):
+    rng = np.random.default_rng(0)
+    g = rng.standard_normal(d)
+    v = rng.standard_normal(d)
+    T = 20000
+    for tau in sorted({1, max(1, m // 2), m - 1} - {0}):
+        # T independent draws of C(g): rows of a (T, d) array sparsified independently
+        C = blockcd.sparsify(np.tile(g, (T, 1)), m, tau, np.random.default_rng(tau))
+        mean, se = mean_se(C)
+        # per coordinate: mean of T iid draws, |mean - g_j| <= 4.5 SE (false failure < 7e-6 each)
+        assert_mc(mean, se, g, what=f"E C(g) per coordinate (d={d}, m={m}, tau={tau})")
+        pm, pse = mean_se(C @ v)
+        assert_mc(pm, pse, g @ v, what="E <v, C(g)>")
+        # C(g) keeps whole blocks, scaled by m/tau, and exactly tau of them
+        kept = np.abs(C) > 0
+        blocks = partition(d, m)
+        per_block = np.add.reduceat(kept, blocks.starts, axis=1)
+        assert np.all((per_block == 0) | (per_block == blocks.sizes))
+        assert np.all((per_block > 0).sum(axis=1) == tau)
+        assert np.allclose(C[kept], (np.tile(g, (T, 1)) * (m / tau))[kept], rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("d,m", [(11, 4), (13, 5)])
+def test_sparsify_variance_is_omega_norm2(d, m):
+    rng = np.random.default_rng(1)
+    g = rng.standard_normal(d) * np.linspace(0.2, 3, d)  # uneven coordinates over uneven blocks
+    T = 20000
+    for tau in range(1, m + 1):
+        C = blockcd.sparsify(np.tile(g, (T, 1)), m, tau, np.random.default_rng(100 + tau))
+        err2 = np.sum((C - g) ** 2, axis=1)
+        mean, se = mean_se(err2)
+        truth = theory.omega(m, tau) * (g @ g)
+        if tau == m:
+            assert mean == 0.0
+        else:
+            # mean of T iid squared errors vs omega ||g||^2, 4.5 SE
+            assert_mc(mean, se, truth, what=f"E||C(g) - g||^2 (tau={tau})")
+
+
+def test_sparsify_shared_and_independent_sampling():
+    G = np.arange(1.0, 25.0).reshape(4, 6)
+    S = blockcd.sparsify(G, 3, 1, 0, sampling="shared")
+    assert np.array_equal(S != 0, np.broadcast_to(S[0] != 0, S.shape))  # one mask for all rows
+    I = blockcd.sparsify(np.ones((200, 6)), 3, 1, 0)
+    assert len({tuple(r != 0) for r in I}) == 3  # independent rows: all three singletons appear
+    # 1-D input is one worker; an int seed is reproducible
+    one = blockcd.sparsify(np.ones(6), 3, 1, 7)
+    assert one.shape == (6,) and np.array_equal(one, blockcd.sparsify(np.ones(6), 3, 1, 7))
+    # tau = m is the identity
+    assert np.array_equal(blockcd.sparsify(G, 3, 3, 0), G)
+
+
+# ------------------------------------------------------ aggregation (key lemma)
+@pytest.mark.parametrize("sampling", ["independent", "shared"])
+@pytest.mark.parametrize("n,d,m,tau", [(5, 11, 4, 1), (5, 11, 4, 2), (3, 13, 5, 3), (8, 12, 6, 1)])
+def test_aggregation_variance_matches_the_key_lemma(n, d, m, tau, sampling):
+    rng = np.random.default_rng(n * 100 + d)
+    # rows with a common part and a worker-specific part, uneven scales
+    G = rng.standard_normal(d) + rng.standard_normal((n, d)) * np.linspace(0.5, 2, n)[:, None]
+    gbar = G.mean(axis=0)
+    truth = theory.aggregation_variance(G, m, tau, sampling)
+    w = theory.omega(m, tau)
+    # the formulas of THEORY section 3, written out
+    expect = w / n * np.mean(np.sum(G**2, axis=1)) if sampling == "independent" else w * gbar @ gbar
+    assert truth == pytest.approx(expect, rel=1e-12)
+
+    # (a) Monte-Carlo with the public sparsifier: T aggregations (1/n) sum_i C_i(g_i)
+    T = 4000
+    gen = np.random.default_rng(7)
+    if sampling == "independent":  # every row independent: T aggregations from one call on T stacked copies
+        agg = blockcd.sparsify(np.tile(G, (T, 1)), m, tau, gen).reshape(T, n, d).mean(axis=1)
+    else:  # one mask per aggregation: one call each
+        agg = np.array([blockcd.sparsify(G, m, tau, gen, "shared").mean(axis=0) for _ in range(T)])
+    vals = np.sum((agg - gbar) ** 2, axis=1)
+    mean, se = mean_se(vals)
+    # mean of T iid squared deviations: |mean - truth| <= 4.5 SE, false failure < 7e-6
+    assert_mc(mean, se, truth, what=f"aggregation variance via sparsify ({sampling})")
+    # (b) the batched estimator the chapters use
+    mean2, se2 = variance_mc(G, m, tau, sampling=sampling, trials=T, seed=3)
+    assert_mc(mean2, se2, truth, what=f"experiments.variance_mc ({sampling})")
+
+
+def test_independent_beats_shared_by_about_n_on_similar_rows():
+    # on identical rows the lemma predicts a ratio of exactly n between the two
+    n, d, m, tau = 6, 12, 6, 1
+    G = np.tile(np.random.default_rng(0).standard_normal(d), (n, 1))
+    ind = theory.aggregation_variance(G, m, tau, "independent")
+    sha = theory.aggregation_variance(G, m, tau, "shared")
+    assert sha / ind == pytest.approx(n, rel=1e-12)
+    mi, si = variance_mc(G, m, tau, sampling="independent", trials=4000, seed=1)
+    ms, ss = variance_mc(G, m, tau, sampling="shared", trials=4000, seed=1)
+    assert_mc(mi, si, ind, what="independent")
+    assert_mc(ms, ss, sha, what="shared")
+
+
+@pytest.mark.parametrize("n,m,tau", [(10, 20, 2), (4, 9, 3), (7, 7, 1), (3, 10, 10)])
+def test_coverage_formula_matches_distinct_blocks(n, m, tau):
+    K = 3000
+    s = BlockSampler(n, m, tau, seed=4)
+    distinct = np.array([s.masks(k).any(axis=0).sum() for k in range(K)], dtype=float)
+    mean, se = mean_se(distinct)
+    truth = theory.coverage(m, tau, n)
+    assert truth == pytest.approx(m * (1 - (1 - tau / m) ** n), rel=1e-15)
+    if tau == m:
+        assert np.all(distinct == m)
+    else:
+        # mean of K iid counts, 4.5 SE
+        assert_mc(mean, se, truth, what="distinct blocks received")
+    # shared sampling: the master always receives exactly tau distinct blocks
+    sh = BlockSampler(n, m, tau, seed=4, sampling="shared")
+    assert all(sh.masks(k).any(axis=0).sum() == tau for k in range(20))
