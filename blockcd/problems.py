@@ -423,7 +423,17 @@ class Problem:
             res = sopt.minimize(fun, x0, jac=True, hess=hess, method="trust-exact", options={"gtol": 1e-13})
         else:
             res = sopt.minimize(fun, x0, jac=True, hessp=hessp, method="Newton-CG", options={"xtol": 1e-15})
-        return res.x
+            return res.x
+        # trust-exact stops once f(x) no longer resolves its own progress (gradient ~1e-8 relative);
+        # pure Newton steps finish the job while the gradient keeps shrinking
+        x, gx = res.x, self.grad(res.x)
+        for _ in range(5):
+            x_new = x - sla.solve(hess(x), gx, assume_a="pos")
+            g_new = self.grad(x_new)
+            if not np.linalg.norm(g_new) < np.linalg.norm(gx):
+                break
+            x, gx = x_new, g_new
+        return x
 
     @cached_property
     def f_star(self) -> float:
