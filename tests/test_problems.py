@@ -242,6 +242,16 @@ def test_x_star_has_zero_gradient(loss, split, uneven_data):
         assert np.allclose(p.x_star, np.linalg.solve(H, c), rtol=1e-10, atol=1e-12)
 
 
+def test_logistic_x_star_to_full_accuracy_on_badly_scaled_rows():
+    # rows of very different scales: a trust-region solver alone stops at ||grad|| ~ 1e-8 relative
+    A, b = data(20, 7, seed=51)
+    A *= np.linspace(0.5, 2.0, 20)[:, None]
+    for split in ("sorted", "iid"):
+        p = problems.logistic(A, (b > 0).astype(float), n_workers=3, lam=0.05, split=split)
+        assert np.linalg.norm(p.grad(p.x_star)) <= 1e-10 * np.linalg.norm(p.grad(np.zeros(7)))
+        assert np.linalg.norm(p.local_grads_star.sum(axis=0)) <= 1e-10 * np.linalg.norm(p.local_grads_star)
+
+
 def test_sigma_star2(uneven_data):
     A, b = uneven_data
     het = problems.ridge(A, b, n_workers=4, lam=0.1, split="sorted")
