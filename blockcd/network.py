@@ -1,0 +1,164 @@
+"""What a round costs in time: link models, accounting rules and named presets.
+
+Chapter 9 turns iteration counts into wall-clock time.  One round of the
+master/worker template costs
+
+    T = T_compute / n + alpha + beta * (numbers received by the master),
+
+with ``alpha`` the latency of one message and ``beta`` the time to move one
+number (bits per number / bandwidth).  This module evaluates that model under
+two accounting rules, gives the iteration count of IBCD from the theory, and
+holds named presets of links (1 to 100 Gbit/s, latency 1 microsecond to
+1 millisecond) and model sizes (10^5 to 10^9 parameters).  It runs no method
+and knows no data; the iteration constants come from :mod:`blockcd.theory`.
+
+Accounting rules
+----------------
+``'parameter-server'``
+    Every worker sends its q = tau d / m numbers to the master, whose incoming
+    link carries them one after another (Li et al., 2014):
+    T = T_compute/n + alpha + beta n q.  Dense: n d numbers; tau = m/n: d.
+``'all-reduce'``
+    No master.  The dense method uses a bandwidth-optimal ring all-reduce
+    (Patarasuk and Yuan, 2009): T = T_compute/n + 2 (n-1) alpha + 2 (n-1)/n d beta.
+    Workers that send different blocks cannot add their messages on the way,
+    so tau < m uses a ring all-gather of the n sparse messages:
+    T = T_compute/n + (n-1) alpha + (n-1) q beta.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ._validate import check_choice, check_float, check_int
+
+ACCOUNTING = ("parameter-server", "all-reduce")
+
+#: named links: bandwidth in bit/s and one-message latency in seconds
+LINKS: dict[str, dict[str, float]] = {
+    "1 Gbit/s Ethernet, 1 ms": {"bandwidth": 1e9, "latency": 1e-3},
+    "10 Gbit/s cloud network, 100 us": {"bandwidth": 10e9, "latency": 100e-6},
+    "25 Gbit/s data-centre Ethernet, 10 us": {"bandwidth": 25e9, "latency": 10e-6},
+    "100 Gbit/s InfiniBand, 1 us": {"bandwidth": 100e9, "latency": 1e-6},
+}
+
+#: named model sizes: number of parameters d
+MODELS: dict[str, int] = {
+    "linear model, 10^5": 100_000,
+    "ResNet-50, 2.6 x 10^7": 25_600_000,
+    "BERT-large, 3.4 x 10^8": 340_000_000,
+    "10^9-parameter transformer": 1_000_000_000,
+}
+
+#: bits per number sent (single precision)
+BITS_PER_NUMBER = 32
+
+
+def _link(bandwidth, latency, bits):
+    bandwidth = check_float("bandwidth", bandwidth, positive=True)
+    latency = check_float("latency", latency, nonnegative=True)
+    bits = check_int("bits_per_number", bits, 1)
+    return bandwidth, latency, bits / bandwidth
+
+
+def numbers_received(n: int, d: int, m: int, tau: int) -> float:
+    """Numbers the master receives per round when each worker sends tau of m blocks.
+
+    n tau d / m (blocks of equal size; chapter 9).  Dense (tau = m): n d;
+    tau = m/n: d, whatever n.
+    """
+    n = check_int("n", n, 1)
+    d = check_int("d", d, 1)
+    m = check_int("m", m, 1, d)
+    tau = check_int("tau", tau, 1, m)
+    return n * tau * d / m
+
+
+def round_time(n: int, d: int, m: int, tau: int, *, bandwidth: float, latency: float,
+               compute: float = 0.0, accounting: str = "parameter-server",
+               bits_per_number: int = BITS_PER_NUMBER) -> float:
+    r"""Seconds per round, T = T_compute/n + alpha + beta (numbers received by the master).
+
+    Parameters
+    ----------
+    n : int >= 1
+        Workers.
+    d : int >= 1
+        Parameters of the model.
+    m : int, 1 <= m <= d
+        Blocks.
+    tau : int, 1 <= tau <= m
+        Blocks each worker sends per round.
+    bandwidth : float > 0
+        Link bandwidth in bit/s (``1 / beta`` per bit).
+    latency : float >= 0
+        Latency ``alpha`` of one message, in seconds.
+    compute : float >= 0
+        T_compute: seconds one machine needs for a full gradient; n workers
+        share it, T_compute / n each.
+    accounting : {'parameter-server', 'all-reduce'}
+        See the module docstring.  Parameter server:
+        :math:`T = T_c/n + \alpha + \beta\, n \tau d/m`.  All-reduce: ring
+        all-reduce when tau = m, ring all-gather of the sparse messages otherwise.
+    bits_per_number : int >= 1
+        32 for single precision.  The block choice travels as a seed, so no
+        index bits are counted (chapter 2).
+
+    Returns
+    -------
+    float
+        Seconds per round.
+    """
+    accounting = check_choice("accounting", accounting, ACCOUNTING)
+    bandwidth, alpha, beta = _link(bandwidth, latency, bits_per_number)
+    compute = check_float("compute", compute, nonnegative=True)
+    recv = numbers_received(n, d, m, tau)
+    q = recv / n
+    if accounting == "parameter-server":
+        return compute / n + alpha + beta * recv
+    if tau == m:
+        return compute / n + 2 * (n - 1) * alpha + 2 * (n - 1) / n * d * beta
+    return compute / n + (n - 1) * alpha + (n - 1) * q * beta
+
+
+def iterations(kappa: float, r: float, n: int, m: int, tau: int, eps: float = 1e-6) -> float:
+    r"""IBCD's iterations to reach E||x - x*||^2 <= eps ||x^0 - x*||^2 (interpolating case).
+
+    K(tau) = 2 kappa (1 + (m/tau - 1) r / n) log(1/eps): the rate
+    1 - gamma mu with the theory's step gamma = 1 / (2 L(tau)),
+    L(tau) = L + omega L_max / n (chapter 4), r = L_max / L.
+    """
+    kappa = check_float("kappa", kappa, positive=True)
+    r = check_float("r", r, positive=True)
+    n = check_int("n", n, 1)
+    m = check_int("m", m, 1)
+    tau = check_int("tau", tau, 1, m)
+    eps = check_float("eps", eps, positive=True, hi=1.0)
+    if r > n:
+        raise ValueError(f"r must be in (0, n] = (0, {n}] for convex local functions, got {r}")
+    return 2.0 * kappa * (1.0 + (m / tau - 1.0) * r / n) * math.log(1.0 / eps)
+
+
+def time_to_accuracy(n: int, d: int, m: int, tau: int, *, bandwidth: float, latency: float,
+                     kappa: float, r: float, eps: float = 1e-6, compute: float = 0.0,
+                     accounting: str = "parameter-server",
+                     bits_per_number: int = BITS_PER_NUMBER) -> float:
+    """Seconds to accuracy eps: K(tau) T(tau), from :func:`iterations` and :func:`round_time`."""
+    K = iterations(kappa, r, n, m, tau, eps)
+    return K * round_time(n, d, m, tau, bandwidth=bandwidth, latency=latency, compute=compute,
+                          accounting=accounting, bits_per_number=bits_per_number)
+
+
+def round_cost_coefficients(n: int, d: int, m: int, *, bandwidth: float, latency: float,
+                            compute: float = 0.0, bits_per_number: int = BITS_PER_NUMBER) -> tuple[float, float]:
+    """(c0, c1) with parameter-server round time T(tau) = c0 + c1 tau.
+
+    c0 = T_compute/n + alpha (paid whatever tau), c1 = beta n d / m (one more
+    block from every worker).  Feed them to :func:`blockcd.theory.time_optimal_tau`.
+    """
+    n = check_int("n", n, 1)
+    d = check_int("d", d, 1)
+    m = check_int("m", m, 1, d)
+    bandwidth, alpha, beta = _link(bandwidth, latency, bits_per_number)
+    compute = check_float("compute", compute, nonnegative=True)
+    return compute / n + alpha, beta * n * d / m
