@@ -1,0 +1,402 @@
+"""The methods and blockcd.run: convergence as the theory says, exactness at tau = m,
+reproducibility, and the communication counters.
+
+Reference implementations below are written from THEORY.md, with the public
+oracle (``local_grads``, ``grad``, ``minibatch_grads``) and the public samplers
+(``BlockSampler``, ``CounterStream``), not with the library's loops.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+import blockcd
+from blockcd import partition, problems, theory
+from blockcd.blocks import PURPOSE_SAMPLES, BlockSampler, CounterStream
+from blockcd.methods import BYTES_PER_NUMBER, History
+from conftest import data
+
+ALL = ("ibcd", "is-sgd", "isega", "is-saga", "is-asgd")
+EPS = 1e-8
+
+
+# ------------------------------------------------------ reference methods
+def block_masks(p, m, tau, seed, sampling, iters):
+    """The (n, d) coordinate masks of every iteration, from the public BlockSampler."""
+    blocks = partition(p.d, m)
+    s = BlockSampler(p.n, m, tau, seed, sampling)
+    return [blocks.expand(s.masks(k)) for k in range(iters)]
+
+
+def dist2_of(p, xs):
+    return np.array([np.sum((x - p.x_star) ** 2) for x in xs])
+
+
+def assert_same_path(h, p, xs, rel):
+    """The run's iterates agree with the reference ones xs to rel * ||x*||, judged on what History keeps.
+
+    |sqrt(dist2_run[k]) - sqrt(dist2_ref[k])| <= ||x_run^k - x_ref^k|| by the triangle inequality,
+    so comparing distances (not squared distances, whose relative error explodes near x*) checks
+    the whole path; the last iterate is compared directly.
+    """
+    scale = rel * max(np.linalg.norm(p.x_star), 1.0)
+    gap = np.abs(np.sqrt(h.dist2) - np.sqrt(dist2_of(p, xs)))
+    assert gap.max() <= scale, f"paths differ by {gap.max():.3g} > {scale:.3g} (at k = {gap.argmax()})"
+    assert np.linalg.norm(h.x - xs[-1]) <= scale
+
+
+def ref_ibcd(p, m, tau, step, iters, seed=0, sampling="independent", grad=None):
+    """x+ = x - step (1/n) sum_i (m/tau) P_{S_i} grad f_i(x)."""
+    x = np.zeros(p.d)
+    xs = [x]
+    for M in block_masks(p, m, tau, seed, sampling, iters):
+        G = p.local_grads(x)
+        x = x - step * (M * G).sum(axis=0) * (m / tau) / p.n
+        xs.append(x)
+    return xs
+
+
+def ref_isega(p, m, tau, step, iters, seed=0, sampling="independent"):
+    """Shifts h_i (zero at the start): g = hbar + (1/n) sum_i C_i(grad f_i(x) - h_i); h_i += P_{S_i}(...)."""
+    x = np.zeros(p.d)
+    h = np.zeros((p.n, p.d))
+    xs = [x]
+    for M in block_masks(p, m, tau, seed, sampling, iters):
+        D = p.local_grads(x) - h
+        g = h.mean(axis=0) + (M * D).sum(axis=0) * (m / tau) / p.n
+        h = h + M * D
+        x = x - step * g
+        xs.append(x)
+    return xs
+
+
+def ref_asgd(p, m, tau, eta, iters, seed=0, sampling="independent", exact=False):
+    """Accelerated SGD under strong growth (THEORY section 8), rho = 1/(eta L), on the IBCD estimator.
+
+    With ``exact=True`` the estimator is p.grad itself (Nesterov's method).
+    """
+    rho = 1 / (eta * p.L)
+    s = math.sqrt(p.mu * eta / rho)
+    beta, alpha, gamma = 1 - s, s / (1 + s), 1 / math.sqrt(p.mu * eta * rho)
+    w = v = np.zeros(p.d)
+    ws = [w]
+    for M in block_masks(p, m, tau, seed, sampling, iters):
+        y = alpha * v + (1 - alpha) * w
+        g = p.grad(y) if exact else (M * p.local_grads(y)).sum(axis=0) * (m / tau) / p.n
+        w, v = y - eta * g, beta * v + (1 - beta) * y - gamma * eta * g
+        ws.append(w)
+    return ws
+
+
+def single_samples(p, seed, k):
+    """Row each worker samples at iteration k for batch 1: a function of (seed, worker, k) alone."""
+    u = CounterStream(seed, PURPOSE_SAMPLES, p.n, 1).draw(k)[:, 0]
+    return np.minimum((u * p.sizes).astype(int), p.sizes - 1)
+
+
+def ref_sgd(p, step, iters, seed=0):
+    """Dense distributed SGD, batch 1: x+ = x - step (1/n) sum_i grad f_{i j_i}(x)."""
+    x = np.zeros(p.d)
+    xs = [x]
+    for k in range(iters):
+        j = single_samples(p, seed, k)
+        x = x - step * p.minibatch_grads(x, j[:, None]).mean(axis=0)
+        xs.append(x)
+    return xs
+
+
+def ref_saga(p, step, iters, seed=0):
+    """Dense distributed SAGA, batch 1, with a full table of per-sample gradients (filled at x0).
+
+    The regulariser lam x is exact, not sampled: the table holds the data part
+    grad f_ij(x) - lam x, and g_i = grad f_ij(x) - table_ij + mean_j table_ij.
+    """
+    x = np.zeros(p.d)
+    lm = int(p.sizes.max())
+    table = np.zeros((p.n, lm, p.d))
+    for j in range(lm):
+        jj = np.minimum(j, p.sizes - 1)
+        table[:, j] = p.minibatch_grads(x, jj[:, None]) - p.lam * x
+    valid = np.arange(lm)[None, :] < p.sizes[:, None]
+    xs = [x]
+    for k in range(iters):
+        j = single_samples(p, seed, k)
+        avg = (table * valid[:, :, None]).sum(axis=1) / p.sizes[:, None]
+        new = p.minibatch_grads(x, j[:, None])
+        g = new - table[np.arange(p.n), j] + avg
+        table[np.arange(p.n), j] = new - p.lam * x
+        x = x - step * g.mean(axis=0)
+        xs.append(x)
+    return xs
+
+
+# ---------------------------------------------------------- convergence
+@pytest.mark.parametrize("tau", [1, 2])
+def test_isega_converges_linearly_to_x_star_on_heterogeneous_data(het, tau):
+    p, m = het, 8
+    assert p.sigma_star2 > 0.1  # heterogeneous: plain IBCD would stall (see below)
+    K = theory.predicted_iterations(p, "isega", m, tau, EPS)
+    for seed in (0, 1):
+        h = blockcd.run(p, "isega", m=m, tau=tau, iters=int(K) + 1, seed=seed)
+        k = h.iters_to(EPS)
+        assert k is not None and k <= K, (k, K)
+        assert h.dist2[-1] <= EPS * h.dist2[0]
+        # linear: the last half of the run contracts like the first
+        half = len(h.dist2) // 2
+        assert h.dist2[-1] <= 1e-2 * h.dist2[half]
+
+
+def test_isega_on_sorted_data_with_uneven_blocks():
+    A, b = data(23, 7, seed=11)
+    p = problems.ridge(A, b, n_workers=4, lam=0.1, split="sorted")
+    assert p.sigma_star2 > 0.05
+    for m, tau in [(3, 1), (7, 2)]:
+        K = theory.predicted_iterations(p, "isega", m, tau, EPS)
+        h = blockcd.run(p, "isega", m=m, tau=tau, iters=int(K) + 1, seed=2)
+        assert h.iters_to(EPS) is not None and h.iters_to(EPS) <= K
+
+
+@pytest.mark.parametrize("m,tau,batch", [(3, 2, 1), (4, 2, 2)])
+def test_is_saga_converges_linearly_to_x_star_on_heterogeneous_data(het_small, m, tau, batch):
+    p = het_small
+    assert p.sigma_star2 > 1e-2
+    K = theory.predicted_iterations(p, "is-saga", m, tau, EPS, batch=batch)
+    h = blockcd.run(p, "is-saga", m=m, tau=tau, iters=int(K) + 1, seed=0, batch=batch)
+    k = h.iters_to(EPS)
+    assert k is not None and k <= K, (k, K)
+    # without the shifts (sparsifying plain local SGD) the same problem stalls far above EPS
+    hs = blockcd.run(p, "is-sgd", m=m, tau=tau, iters=int(K) + 1, seed=0, batch=batch)
+    assert hs.dist2[-100:].min() > 1e3 * EPS * hs.dist2[0]
+
+
+@pytest.mark.parametrize("method", ["ibcd", "is-asgd"])
+@pytest.mark.parametrize("tau", [1, 3, 10])
+def test_ibcd_and_is_asgd_under_interpolation(interp, method, tau):
+    p, m = interp, 10
+    assert p.interpolating
+    K = theory.predicted_iterations(p, method, m, tau, EPS)
+    for seed in (0, 1, 2):
+        h = blockcd.run(p, method, m=m, tau=tau, iters=int(K) + 1, seed=seed)
+        k = h.iters_to(EPS)
+        assert k is not None and k <= K, (seed, k, K)
+
+
+def test_is_asgd_on_uneven_workers_and_blocks(interp_het):
+    p, m = interp_het, 3  # d = 5: blocks of 2, 2, 1
+    assert p.interpolating and p.rho0 > 1.2
+    for tau in (1, 2):
+        K = theory.predicted_iterations(p, "is-asgd", m, tau, EPS)
+        h = blockcd.run(p, "is-asgd", m=m, tau=tau, iters=int(K) + 1, seed=3)
+        assert h.iters_to(EPS) is not None and h.iters_to(EPS) <= K
+
+
+def test_ibcd_on_heterogeneous_data_stays_in_the_predicted_neighbourhood(het):
+    p, m, tau, iters, tail = het, 8, 1, 2000, 1000
+    R = theory.neighbourhood(p, "ibcd", m, tau)
+    assert R > 0
+    # after iters - tail = 1000 steps the transient (1 - step mu)^k ||x0 - x*||^2 is below 1e-2 R
+    step = theory.step_size(p, "ibcd", m, tau)
+    assert (1 - step * p.mu) ** (iters - tail) * np.sum(p.x_star**2) <= 1e-2 * R
+    tails = [blockcd.run(p, "ibcd", m=m, tau=tau, iters=iters, seed=s).dist2[-tail:] for s in range(4)]
+    avg = float(np.mean(tails))
+    # the theorem bounds the expectation by (transient) + R <= 1.01 R; the average of these 4000
+    # (correlated) draws lies about 7 times below R, a margin far larger than its spread
+    assert avg <= R
+    # but it does not converge to x*: it stays at a fixed fraction of R, far above EPS
+    assert avg >= 1e-2 * R
+    assert min(t.min() for t in tails) > 1e3 * EPS * tails[0][0]
+    # the dense method (tau = m) has no neighbourhood and converges
+    assert theory.neighbourhood(p, "ibcd", m, m) == 0.0
+    dense = blockcd.run(p, "ibcd", m=m, tau=m, iters=400)
+    assert dense.iters_to(EPS) is not None
+
+
+def test_ibcd_iteration_ratio_matches_the_m_over_n_rule(interp):
+    p, m, seeds = interp, 10, range(4)
+    k_dense = blockcd.run(p, "ibcd", m=m, tau=m, iters=400).iters_to(EPS)
+    assert k_dense is not None
+    for tau in (1, 3):
+        pred = theory.predicted_ratio(p, "ibcd", m, tau)
+        assert pred == pytest.approx(1 + (m / tau - 1) * p.r / p.n, rel=1e-12)
+        ks = [blockcd.run(p, "ibcd", m=m, tau=tau, iters=int(2 * pred * k_dense), seed=s).iters_to(EPS)
+              for s in seeds]
+        measured = np.mean(ks) / k_dense
+        assert abs(measured / pred - 1) <= 0.15, (tau, measured, pred)
+
+
+# --------------------------------------------------- tau = m is the dense method
+def test_tau_m_ibcd_is_gradient_descent(het):
+    p, iters = het, 60
+    step = theory.step_size(p, "ibcd", 8, 8)
+    h = blockcd.run(p, "ibcd", m=8, tau=8, iters=iters)
+    assert h.step == step
+    # bit for bit: GD with the mean of the n local gradients (the same summation)
+    x = np.zeros(p.d)
+    for _ in range(iters):
+        x = x - step * p.local_grads(x).mean(axis=0)
+    assert np.array_equal(h.x, x)
+    # to 1e-15 relative: GD with p.grad (another summation order)
+    xs = [np.zeros(p.d)]
+    for _ in range(iters):
+        xs.append(xs[-1] - step * p.grad(xs[-1]))
+    assert np.max(np.abs(h.x - xs[-1])) <= 1e-15 * np.max(np.abs(xs[-1])) * 4
+    assert_same_path(h, p, xs, 1e-15)
+    # the aliases, any number of blocks, any sampling and any seed: the same run, bit for bit
+    for kw in (dict(method="gd", m=8), dict(method="dense", m=3), dict(method="ibcd", m=1),
+               dict(method="ibcd", m=8, sampling="shared", seed=5)):
+        method, m = kw.pop("method"), kw.pop("m")
+        other = blockcd.run(p, method, m=m, tau=m, iters=iters, step=step, **kw)
+        assert np.array_equal(other.dist2, h.dist2) and np.array_equal(other.x, h.x)
+
+
+def test_tau_m_isega_is_gradient_descent(het):
+    p, iters = het, 60
+    step = theory.step_size(p, "isega", 8, 8)
+    h = blockcd.run(p, "isega", m=8, tau=8, iters=iters)
+    xs = [np.zeros(p.d)]
+    for _ in range(iters):
+        xs.append(xs[-1] - step * p.local_grads(xs[-1]).mean(axis=0))
+    # the shifts change the summation (hbar + mean(G - h)), so equality holds to rounding: 1e-13
+    assert_same_path(h, p, xs, 1e-13)
+
+
+def test_tau_m_is_asgd_is_nesterov(het, interp):
+    # rho = 1 at tau = m on any problem: Nesterov's method, also on heterogeneous data
+    for p, m in ((interp, 10), (het, 4)):
+        eta = theory.step_size(p, "asgd", m, m)
+        assert eta == pytest.approx(1 / p.L, rel=1e-15)
+        h = blockcd.run(p, "asgd", m=m, tau=m, iters=80)
+        ws = ref_asgd(p, m, m, eta, 80, exact=True)
+        # different summation order (p.grad): agreement to 1e-12 relative
+        assert_same_path(h, p, ws, 1e-13)
+
+
+def test_tau_m_is_sgd_and_is_saga_are_dense_sgd_and_saga(ridge_uneven):
+    p, iters = ridge_uneven, 200  # uneven worker sizes 6, 6, 6, 5
+    for method, ref in (("is-sgd", ref_sgd), ("is-saga", ref_saga)):
+        step = theory.step_size(p, method, 7, 7)
+        h = blockcd.run(p, method, m=7, tau=7, iters=iters, seed=4)
+        xs = ref(p, step, iters, seed=4)
+        assert_same_path(h, p, xs, 1e-13)
+        assert h.batch == 1
+
+
+def test_full_local_batches_reduce_is_sgd_to_ibcd_and_is_saga_to_isega():
+    A, b = data(20, 6, seed=8)
+    p = problems.ridge(A, b, n_workers=4, lam=0.1, split="sorted")  # l_i = 5
+    for m, tau, sampling in [(6, 2, "independent"), (4, 1, "shared")]:
+        kw = dict(m=m, tau=tau, iters=100, seed=3, sampling=sampling)
+        step = theory.step_size(p, "ibcd", m, tau)
+        a = blockcd.run(p, "is-sgd", batch=5, step=step, **kw)
+        c = blockcd.run(p, "ibcd", step=step, **kw)
+        assert np.allclose(a.dist2, c.dist2, rtol=1e-11)
+        step = theory.step_size(p, "isega", m, tau)
+        a = blockcd.run(p, "is-saga", batch=5, step=step, **kw)
+        c = blockcd.run(p, "isega", step=step, **kw)
+        assert np.allclose(a.dist2, c.dist2, rtol=1e-11)
+
+
+# ---------------------------------------- the iterates use the counted masks
+@pytest.mark.parametrize("sampling", ["independent", "shared"])
+@pytest.mark.parametrize("m,tau", [(4, 1), (4, 3), (3, 2), (5, 2)])  # d = 10: blocks 3,3,2,2 / 4,3,3 / 2,...
+def test_sparsified_methods_follow_their_update_rules(interp, m, tau, sampling):
+    p, iters = interp, 40
+    kw = dict(m=m, tau=tau, iters=iters, seed=6, sampling=sampling)
+    for method, ref in (("ibcd", ref_ibcd), ("isega", ref_isega), ("is-asgd", ref_asgd)):
+        h = blockcd.run(p, method, **kw)
+        xs = ref(p, m, tau, h.step, iters, seed=6, sampling=sampling)
+        assert_same_path(h, p, xs, 1e-13)
+
+
+@pytest.mark.parametrize("method", ALL)
+def test_history_records_the_iterates(ridge_uneven, method):
+    p = ridge_uneven
+    x0 = np.linspace(-1, 1, p.d)
+    # (not interpolating: IS-ASGD has no theory step here, so it gets one)
+    step = 0.2 / p.L if method == "is-asgd" else None
+    h = blockcd.run(p, method, m=3, tau=2, iters=30, seed=1, x0=x0, step=step)
+    assert h.iters == 30
+    for name in ("dist2", "gap", "blocks_up", "bytes_up", "bytes_down"):
+        assert getattr(h, name).shape == (31,), name
+    assert h.dist2[0] == np.sum((x0 - p.x_star) ** 2)
+    assert h.gap[0] == pytest.approx(p.f(x0) - p.f_star, rel=1e-12)
+    assert h.dist2[-1] == pytest.approx(np.sum((h.x - p.x_star) ** 2), rel=1e-12)
+    assert h.gap[-1] == pytest.approx(p.f(h.x) - p.f_star, rel=1e-9, abs=1e-15)
+    assert np.all(h.gap >= -1e-14)
+    # the default start is zero
+    assert blockcd.run(p, method, m=3, tau=2, iters=1, step=step).dist2[0] == pytest.approx(p.x_star @ p.x_star)
+
+
+# ---------------------------------------------------------- reproducibility
+@pytest.mark.parametrize("sampling", ["independent", "shared"])
+@pytest.mark.parametrize("method", ALL)
+def test_same_seed_same_history_bit_for_bit(interp, method, sampling):
+    p = interp
+    kw = dict(m=4, tau=1, iters=40, sampling=sampling)
+    batch = 2 if method in ("is-sgd", "is-saga") else None
+    a = blockcd.run(p, method, seed=7, batch=batch, **kw)
+    b = blockcd.run(p, method, seed=7, batch=batch, **kw)
+    for name in History._ARRAYS:
+        va, vb = getattr(a, name), getattr(b, name)
+        assert np.array_equal(va, vb), name
+    assert a.step == b.step
+    c = blockcd.run(p, method, seed=8, batch=batch, **kw)
+    assert not np.array_equal(a.dist2, c.dist2)
+    if method in ("is-sgd", "is-saga"):  # the minibatches depend on the seed even without sparsification
+        d1 = blockcd.run(p, method, m=4, tau=4, iters=20, seed=1)
+        d2 = blockcd.run(p, method, m=4, tau=4, iters=20, seed=2)
+        assert not np.array_equal(d1.dist2, d2.dist2)
+
+
+# ------------------------------------------------------ what was sent
+@pytest.mark.parametrize("send_indices", [False, True])
+@pytest.mark.parametrize("sampling", ["independent", "shared"])
+@pytest.mark.parametrize("method", ALL)
+def test_blocks_and_bytes_counted_equal_what_was_sent(interp, method, sampling, send_indices):
+    p, iters, seed = interp, 25, 3
+    for m, tau in [(4, 2), (3, 1), (5, 5), (10, 3)]:  # uneven (3,3,2,2), (4,3,3), dense, one coordinate each
+        h = blockcd.run(p, method, m=m, tau=tau, iters=iters, seed=seed, sampling=sampling,
+                        send_indices=send_indices)
+        blocks = partition(p.d, m)
+        s = BlockSampler(p.n, m, tau, seed, sampling)
+        coords = np.array([s.masks(k) @ blocks.sizes for k in range(iters)])  # (iters, n)
+        assert np.all(s.masks(0).sum(axis=1) == tau)
+        index_bytes = math.ceil(theory.index_bits(m, tau) / 8) if send_indices else 0
+        k = np.arange(iters + 1)
+        assert np.array_equal(h.blocks_up, k * tau)
+        expect_up = np.concatenate(([0.0], np.cumsum(coords.mean(axis=1) * BYTES_PER_NUMBER + index_bytes)))
+        assert np.allclose(h.bytes_up, expect_up, rtol=1e-14, atol=0)
+        assert np.array_equal(h.bytes_down, k * p.d * BYTES_PER_NUMBER)
+        expect_workers = coords.sum(axis=0) * BYTES_PER_NUMBER + iters * index_bytes
+        assert np.allclose(h.bytes_up_workers, expect_workers, rtol=1e-14, atol=0)
+        if tau == m:
+            assert h.bytes_up[-1] == iters * p.d * BYTES_PER_NUMBER
+
+
+# ------------------------------------------------------------ history I/O
+@pytest.mark.parametrize("method,batch", [("ibcd", None), ("is-saga", 3)])
+def test_history_save_load_round_trip(tmp_path, ridge_uneven, method, batch):
+    h = blockcd.run(ridge_uneven, method, m=3, tau=1, iters=15, seed=2, batch=batch, sampling="shared")
+    path = tmp_path / "h.npz"
+    h.save(path)
+    g = History.load(path)
+    for name in History._SCALARS:
+        assert getattr(g, name) == getattr(h, name), name
+        assert type(getattr(g, name)) is type(getattr(h, name)), name
+    for name in History._ARRAYS:
+        assert np.array_equal(getattr(g, name), getattr(h, name)), name
+    assert g.iters_to(0.5) == h.iters_to(0.5)
+
+
+def test_iters_to():
+    z = np.zeros(5)
+    h = History("ibcd", 1, 1, 1, 1, 0.1, 0, "independent", None, np.array([4.0, 2.0, 1.0, 0.5, 0.1]),
+                z, z, z, z, np.zeros(1))
+    assert h.iters == 4
+    assert h.iters_to(0.5) == 1  # first k with dist2[k] <= eps dist2[0]
+    assert h.iters_to(0.25) == 2
+    assert h.iters_to(0.125) == 3  # the inequality is not strict: 0.5 <= 0.125 * 4
+    assert h.iters_to(0.1) == 4
+    assert h.iters_to(0.01) is None
+    assert h.iters_to(1.0) == 0
