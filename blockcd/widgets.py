@@ -161,13 +161,26 @@ def _png(fig: Figure) -> bytes:
 
 _anim_ids = itertools.count()
 
+#: the player's Font Awesome icons, as plain characters (no stylesheet from a CDN)
+_ICONS = {
+    "fa fa-fast-backward": "&#8676;", "fa fa-step-backward": "&#8249;",
+    "fa fa-play fa-flip-horizontal": "&#9664;", "fa fa-pause": "&#10074;&#10074;",
+    "fa fa-play": "&#9654;", "fa fa-step-forward": "&#8250;", "fa fa-fast-forward": "&#8677;",
+    "fa fa-minus": "&minus;", "fa fa-plus": "+",
+}
+#: markers around every sweep; tests/nbval-sanitize.cfg compares sweeps like images (not at all)
+SWEEP_START = "<!-- blockcd sweep -->"
+SWEEP_END = "<!-- end of blockcd sweep -->"
+
 
 def _jshtml(fig: Figure, update, n_frames: int, name: str, fps: float = 1.5) -> str:
     """A kernel-free animation of ``n_frames`` calls of ``update(i)``, as HTML.
 
     Written with matplotlib's ``HTMLWriter``, as ``Animation.to_jshtml`` does, but
-    drawing each frame once.  The random element ids are replaced by ``blockcd_<name>_<k>``
-    (k counts animations in this process), so the HTML is the same on every run.
+    drawing each frame once.  The player's random element ids are replaced by
+    ``blockcd_<name>_<k>`` (k counts sweeps in this process), its icons by plain
+    characters (no stylesheet to fetch), and the whole is wrapped in
+    :data:`SWEEP_START` ... :data:`SWEEP_END`.
     """
     writer = HTMLWriter(fps=fps, embed_frames=True, default_mode="loop")
     with tempfile.TemporaryDirectory() as tmp, mpl.rc_context({"animation.embed_limit": 8.0}):
@@ -179,8 +192,10 @@ def _jshtml(fig: Figure, update, n_frames: int, name: str, fps: float = 1.5) -> 
         with open(path, encoding="utf-8") as fh:
             html = fh.read()
     uid = re.search(r"_anim_img([0-9a-f]+)", html).group(1)
-    new = f"blockcd_{re.sub(r'[^a-z]', '', name)}_{next(_anim_ids)}"
-    return html.replace(uid, new)
+    html = html.replace(uid, f"blockcd_{re.sub(r'[^a-z]', '', name)}_{next(_anim_ids)}")
+    html = re.sub(r'<link rel="stylesheet"\s+href="[^"]*font-awesome[^"]*">', "", html)
+    html = re.sub(r'<i class="([^"]*)"></i>', lambda mo: _ICONS.get(mo.group(1), ""), html)
+    return f"{SWEEP_START}\n<div class=\"blockcd-sweep\">{html}</div>\n{SWEEP_END}"
 
 
 class _Panel(W.VBox):
@@ -224,7 +239,8 @@ class Explorer:
     def __init__(self, **defaults):
         self.controls: dict[str, W.Widget] = self._controls(**defaults)
         self.figure = _figure(self.figsize, _LIVE_DPI, self.adjust)
-        self.art = self._setup(self.figure)
+        with mpl.rc_context(plotting._DEFAULTS):
+            self.art = self._setup(self.figure)
         self.image = W.Image(format="png", layout=W.Layout(max_width="100%", height="auto"))
         self.info = W.HTML()
         self.timings: list[float] = []
@@ -285,7 +301,8 @@ class Explorer:
     def refresh(self) -> float:
         """Recompute and redraw for the current controls; returns the seconds it took."""
         t0 = time.perf_counter()
-        self.info.value = self._update(self.art, self.params())
+        with mpl.rc_context(plotting._DEFAULTS):
+            self.info.value = self._update(self.art, self.params())
         self.image.value = _png(self.figure)
         dt = time.perf_counter() - t0
         self.timings.append(dt)
@@ -295,11 +312,13 @@ class Explorer:
         """HTML of the kernel-free sweep (at most 12 frames, low resolution)."""
         frames = self._frames()[:_MAX_FRAMES]
         fig = _figure(self.figsize, _ANIM_DPI, self.adjust)
-        art = self._setup(fig)
+        with mpl.rc_context(plotting._DEFAULTS):
+            art = self._setup(fig)
         keep = self.last
 
         def update(i):
-            self._update(art, frames[i])
+            with mpl.rc_context(plotting._DEFAULTS):
+                self._update(art, frames[i])
             return []
 
         try:
