@@ -187,12 +187,13 @@ def run(
 class _Recorder:
     """Records dist2, gap and the communication counters; detects divergence."""
 
-    def __init__(self, problem, blocks, sampler, iters, step, method, send_indices):
+    def __init__(self, problem, blocks, sampler, iters, step, method, send_indices, batch=None):
         self.p = problem
         self.blocks = blocks
         self.sampler = sampler
         self.step = step
         self.method = method
+        self.batch = batch
         self.dist2 = np.empty(iters + 1)
         self.gap = np.empty(iters + 1)
         self.coords = np.zeros(problem.n)  # cumulative coordinates sent per worker
@@ -233,7 +234,7 @@ class _Recorder:
 
     def _diverged(self, k: int):
         try:
-            safe = theory.step_size(self.p, self.method, self.blocks.m, self.sampler.tau)
+            safe = theory.step_size(self.p, self.method, self.blocks.m, self.sampler.tau, batch=self.batch)
             hint = f"the largest step the theory allows here is {safe:.4g}"
         except ValueError as exc:
             hint = f"the theory gives no step here ({exc})"
@@ -314,7 +315,7 @@ class _Minibatcher:
 
 # ---------------------------------------------------------------- loops
 def _loop_ibcd(p, blocks, sampler, x, step, iters, seed, batch, method, sampling, send_indices):
-    rec = _Recorder(p, blocks, sampler, iters, step, method, send_indices)
+    rec = _Recorder(p, blocks, sampler, iters, step, method, send_indices, batch)
     scale = (blocks.m / sampler.tau) / p.n
     mb = _Minibatcher(p, batch, seed) if method == "is-sgd" else None
     for k in range(iters):
@@ -334,7 +335,7 @@ def _loop_ibcd(p, blocks, sampler, x, step, iters, seed, batch, method, sampling
 
 def _loop_shifted(p, blocks, sampler, x, step, iters, seed, batch, method, sampling, send_indices):
     """ISEGA (full local gradients) and IS-SAGA (local SAGA estimates), both with shifts h_i."""
-    rec = _Recorder(p, blocks, sampler, iters, step, method, send_indices)
+    rec = _Recorder(p, blocks, sampler, iters, step, method, send_indices, batch)
     n = p.n
     scale = (blocks.m / sampler.tau) / n
     h = np.zeros((n, p.d))
@@ -380,7 +381,7 @@ def _loop_shifted(p, blocks, sampler, x, step, iters, seed, batch, method, sampl
 
 def _loop_asgd(p, blocks, sampler, x, step, iters, seed, batch, method, sampling, send_indices):
     """Accelerated SGD under strong growth (Vaswani, Bach and Schmidt 2019) on the IBCD estimator."""
-    rec = _Recorder(p, blocks, sampler, iters, step, method, send_indices)
+    rec = _Recorder(p, blocks, sampler, iters, step, method, send_indices, batch)
     scale = (blocks.m / sampler.tau) / p.n
     eta = step
     rho = 1.0 / (eta * p.L)
