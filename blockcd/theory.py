@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-from ._validate import check_choice, check_float, check_int
+from ._validate import check_choice, check_float, check_int, check_vector
 
 METHODS = ("ibcd", "is-sgd", "isega", "is-saga", "is-asgd")
 _ALIASES = {"gd": "ibcd", "dense": "ibcd", "sgd": "is-sgd", "saga": "is-saga", "asgd": "is-asgd"}
@@ -209,7 +209,7 @@ def predicted_iterations(problem, method: str, m: int, tau: int, eps: float, *, 
     m, tau = _m_tau(problem, m, tau)
     eps = check_float("eps", eps, positive=True)
     g = step_size(problem, method, m, tau, batch=batch) if step is None else check_float("step", step, positive=True)
-    x0 = np.zeros(problem.d) if x0 is None else np.asarray(x0, dtype=np.float64)
+    x0 = np.zeros(problem.d) if x0 is None else check_vector("x0", x0, problem.d, "the problem dimension d")
     D0 = float(np.sum((x0 - problem.x_star) ** 2))
     q = rate(problem, method, m, tau, step=g, batch=batch)
     if not 0 < q < 1:
