@@ -4,13 +4,13 @@ from itertools import combinations
 
 import numpy as np
 import pytest
+from conftest import assert_mc, mean_se
 from scipy import stats
 
 import blockcd
 from blockcd import theory
 from blockcd.blocks import BlockSampler, CounterStream, partition
 from blockcd.experiments import variance_mc
-from conftest import assert_mc, mean_se
 
 
 # ------------------------------------------------------------------ partition

@@ -10,12 +10,12 @@ import math
 
 import numpy as np
 import pytest
+from conftest import data
 
 import blockcd
 from blockcd import partition, problems, theory
 from blockcd.blocks import PURPOSE_SAMPLES, BlockSampler, CounterStream
 from blockcd.methods import BYTES_PER_NUMBER, History
-from conftest import data
 
 ALL = ("ibcd", "is-sgd", "isega", "is-saga", "is-asgd")
 EPS = 1e-8
@@ -243,8 +243,8 @@ def test_tau_m_ibcd_is_gradient_descent(het):
     assert np.max(np.abs(h.x - xs[-1])) <= 1e-15 * np.max(np.abs(xs[-1])) * 4
     assert_same_path(h, p, xs, 1e-15)
     # the aliases, any number of blocks, any sampling and any seed: the same run, bit for bit
-    for kw in (dict(method="gd", m=8), dict(method="dense", m=3), dict(method="ibcd", m=1),
-               dict(method="ibcd", m=8, sampling="shared", seed=5)):
+    for kw in ({"method": "gd", "m": 8}, {"method": "dense", "m": 3}, {"method": "ibcd", "m": 1},
+               {"method": "ibcd", "m": 8, "sampling": "shared", "seed": 5}):
         method, m = kw.pop("method"), kw.pop("m")
         other = blockcd.run(p, method, m=m, tau=m, iters=iters, step=step, **kw)
         assert np.array_equal(other.dist2, h.dist2) and np.array_equal(other.x, h.x)
@@ -286,7 +286,7 @@ def test_full_local_batches_reduce_is_sgd_to_ibcd_and_is_saga_to_isega():
     A, b = data(20, 6, seed=8)
     p = problems.ridge(A, b, n_workers=4, lam=0.1, split="sorted")  # l_i = 5
     for m, tau, sampling in [(6, 2, "independent"), (4, 1, "shared")]:
-        kw = dict(m=m, tau=tau, iters=100, seed=3, sampling=sampling)
+        kw = {"m": m, "tau": tau, "iters": 100, "seed": 3, "sampling": sampling}
         step = theory.step_size(p, "ibcd", m, tau)
         a = blockcd.run(p, "is-sgd", batch=5, step=step, **kw)
         c = blockcd.run(p, "ibcd", step=step, **kw)
@@ -302,7 +302,7 @@ def test_full_local_batches_reduce_is_sgd_to_ibcd_and_is_saga_to_isega():
 @pytest.mark.parametrize("m,tau", [(4, 1), (4, 3), (3, 2), (5, 2)])  # d = 10: blocks 3,3,2,2 / 4,3,3 / 2,...
 def test_sparsified_methods_follow_their_update_rules(interp, m, tau, sampling):
     p, iters = interp, 40
-    kw = dict(m=m, tau=tau, iters=iters, seed=6, sampling=sampling)
+    kw = {"m": m, "tau": tau, "iters": iters, "seed": 6, "sampling": sampling}
     for method, ref in (("ibcd", ref_ibcd), ("isega", ref_isega), ("is-asgd", ref_asgd)):
         h = blockcd.run(p, method, **kw)
         xs = ref(p, m, tau, h.step, iters, seed=6, sampling=sampling)
@@ -333,7 +333,7 @@ def test_history_records_the_iterates(ridge_uneven, method):
 @pytest.mark.parametrize("method", ALL)
 def test_same_seed_same_history_bit_for_bit(interp, method, sampling):
     p = interp
-    kw = dict(m=4, tau=1, iters=40, sampling=sampling)
+    kw = {"m": 4, "tau": 1, "iters": 40, "sampling": sampling}
     batch = 2 if method in ("is-sgd", "is-saga") else None
     a = blockcd.run(p, method, seed=7, batch=batch, **kw)
     b = blockcd.run(p, method, seed=7, batch=batch, **kw)

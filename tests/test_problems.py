@@ -5,13 +5,15 @@ explicit Hessian, explicit per-worker matrices), independently of the
 library's storage layout (padded, sparse, shared).
 """
 
+import itertools
+
 import numpy as np
 import pytest
 import scipy.linalg as sla
 import scipy.sparse as sp
+from conftest import data, worker_rows
 
 from blockcd import problems
-from conftest import data, worker_rows
 
 SPLITS = ("iid", "sorted", "contiguous", "identical")
 
@@ -96,7 +98,7 @@ def test_sorted_split_orders_worker_targets(N, n):
     A, b = data(N, 3, seed=5)
     p = problems.ridge(A, b, n_workers=n, split="sorted", lam=0.1)
     ranges = [(b[worker_rows(p, i)].min(), b[worker_rows(p, i)].max()) for i in range(n)]
-    for (lo1, hi1), (lo2, hi2) in zip(ranges, ranges[1:]):
+    for (lo1, hi1), (lo2, hi2) in itertools.pairwise(ranges):
         assert hi1 <= lo2
     # logistic: the -1 labels fill the first workers, the +1 labels the last ones
     y = (b > 0.3).astype(float)

@@ -10,10 +10,10 @@ from itertools import combinations
 
 import numpy as np
 import pytest
+from conftest import Z, data, mean_se
 
 from blockcd import partition, problems, theory
 from blockcd.blocks import BlockSampler
-from conftest import Z, data, mean_se
 
 
 def subset_masks(d, m, tau):
@@ -174,7 +174,7 @@ def test_is_sgd_expected_smoothness_exact(ridge4, b, tau):
         for i in range(n):
             rows = p.order[p.offsets[i] : p.offsets[i + 1]]
 
-            def f_i(z):
+            def f_i(z, rows=rows):
                 return 0.5 * np.mean((A[rows] @ z - t[rows]) ** 2) + 0.5 * p.lam * z @ z
 
             Di = f_i(x) - f_i(xs) - Gs[i] @ (x - xs)  # the local Bregman divergence D_i(x)

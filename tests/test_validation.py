@@ -6,13 +6,13 @@ parameter (``pytest.raises(..., match=...)``).
 
 import numpy as np
 import pytest
+from conftest import data
 
 import blockcd
 from blockcd import problems, theory
 from blockcd.blocks import BlockSampler, partition
 from blockcd.experiments import variance_mc
 from blockcd.methods import History
-from conftest import data
 
 A0, B0 = data(23, 7, seed=11)  # 23 rows: 4 workers hold 6, 6, 6, 5
 NAN = float("nan")
@@ -34,7 +34,7 @@ def P():
 
 
 def run(P, **kw):
-    args = dict(method="ibcd", m=7, tau=2, iters=5)
+    args = {"method": "ibcd", "m": 7, "tau": 2, "iters": 5}
     args.update(kw)
     problem = args.pop("problem", P["ridge"])
     method = args.pop("method")
