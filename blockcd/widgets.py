@@ -86,7 +86,7 @@ NOTE = (
 
 # --------------------------------------------------------------------------- caches
 def _rows_per_worker(n: int, d: int) -> int:
-    return max(10, -(-2 * d // n))
+    return max(100, -(-2 * d // n))
 
 
 @functools.lru_cache(maxsize=48)
@@ -241,7 +241,8 @@ class Explorer:
         self.figure = _figure(self.figsize, _LIVE_DPI, self.adjust)
         with mpl.rc_context(plotting._DEFAULTS):
             self.art = self._setup(self.figure)
-        self.image = W.Image(format="png", layout=W.Layout(max_width="100%", height="auto"))
+        width = f"{round(self.figsize[0] * _LIVE_DPI)}px"
+        self.image = W.Image(format="png", layout=W.Layout(width=width, max_width="100%", height="auto"))
         self.info = W.HTML()
         self.timings: list[float] = []
         self.last: dict[str, Any] = {}
@@ -484,8 +485,11 @@ class ConvergenceExplorer(Explorer):
         art["run_sent"].set_data(sent, y)
         art["dense_it"].set_data(k, yd)
         art["dense_sent"].set_data(sent_d, yd)
+        for key in ("dense_it", "dense_sent"):
+            art[key].set_markevery(max(1, h.iters // 8))
         ax1.set_xlim(0, h.iters)
-        ax2.set_xlim(0, max(sent_d[-1], sent[-1]))
+        below = np.flatnonzero(yd < 1e-12)  # where the dense curve leaves the panel
+        ax2.set_xlim(0, max(sent[-1], sent_d[below[0]] if below.size else sent_d[-1]))
         if r["bound"] is not None:
             start, q, floor = r["bound"]
             art["bound"].set_data(k, start * q**k + floor)
@@ -496,12 +500,15 @@ class ConvergenceExplorer(Explorer):
                      "bound": r["bound"]}
         p = r["problem"]
         reached = h.iters_to(self.eps)
-        pred = theory.predicted_iterations(p, method, params["m"], params["tau"], self.eps, step=r["step"]) \
-            if r["bound"] is not None else math.nan
+        theorem = ""
+        if r["bound"] is not None:
+            pred = theory.predicted_iterations(p, method, params["m"], params["tau"], self.eps, step=r["step"])
+            theorem = (f", theorem ≤ {_fmt_int(pred)}" if math.isfinite(pred)
+                       else f", theorem: {self.eps:.0e} lies inside its neighbourhood")
         parts = [
             f"step γ = {r['step']:.3g} ({params['step_scale']:g} × the theory's {r['step0']:.3g})",
             f"iterations to {self.eps:.0e}: measured {_fmt_int(reached)}, dense {_fmt_int(dense.iters_to(self.eps))}"
-            + (f", theorem ≤ {_fmt_int(pred)}" if r["bound"] is not None else ""),
+            + theorem,
             f"numbers sent per worker per iteration: {sent[1]:.3g} of d = {p.d}",
             f"κ = {p.kappa:.3g}, r = {p.r:.3g}",
         ]
@@ -522,7 +529,8 @@ class Playground(ConvergenceExplorer):
     """The appendix's explorer: every control, with the theory's iteration count against tau."""
 
     name = "playground"
-    figsize = (11.0, 3.5)
+    figsize = (12.0, 3.6)
+    adjust: ClassVar[dict] = {"left": 0.07, "right": 0.98, "bottom": 0.15, "top": 0.9, "wspace": 0.3}
     show_problem = True
 
     def _setup(self, fig):
@@ -589,6 +597,7 @@ class TemplateExplorer(Explorer):
 
     name = "template"
     figsize = (9.0, 3.3)
+    adjust: ClassVar[dict] = {"left": 0.1, "right": 0.98, "bottom": 0.15, "top": 0.9, "wspace": 0.35}
 
     def __init__(self, *, n=10, m=40, tau=None, d=40, iters=600, problem="interpolating", seed=0):
         self._d = check_int("d", d, 2, 200)
@@ -664,6 +673,7 @@ class VarianceExplorer(Explorer):
 
     name = "variance"
     figsize = (7.0, 3.3)
+    adjust: ClassVar[dict] = {"left": 0.15, "right": 0.97, "bottom": 0.12, "top": 0.9}
 
     def __init__(self, *, n=10, m=40, tau=4, d=40, trials=400, seed=0):
         self._d = check_int("d", d, 2, 200)
@@ -692,7 +702,8 @@ class VarianceExplorer(Explorer):
         ax.set_xticks(x, ["independent", "shared"])
         ax.set_ylabel(r"$E\|G - \bar g\|^2 / \frac{1}{n}\sum_i \|g_i\|^2$")
         ax.set_xlim(-0.6, 1.6)
-        ax.legend(loc="upper left", fontsize=8)
+        ax.yaxis.set_minor_formatter(mpl.ticker.NullFormatter())
+        ax.legend(loc="upper left", fontsize=8, ncol=2, markerscale=0.4)
         text = ax.text(0.5, 0.5, "", transform=ax.transAxes, ha="center", va="center", fontsize=10)
         label = fig.text(0.99, 0.99, "", ha="right", va="top", fontsize=9, color="0.3")
         return {"ax": ax, "bars": bars, "pred": pred, "err": err, "text": text, "label": label}
@@ -726,7 +737,7 @@ class VarianceExplorer(Explorer):
         art["err"].set_data(xs, np.maximum(ys, 1e-300))
         lo = min(min(meas), min(pred))
         hi = max(max(meas), max(pred))
-        ax.set_ylim(lo / 5, hi * 5)
+        ax.set_ylim(lo / 3, hi * 30)
         w = theory.omega(m, tau)
         return (f'<div style="font-size:90%">ω = m/τ − 1 = {w:.3g}. Independent: measured {meas[0]:.3g} ± '
                 f"{se[0]:.2g}, predicted ω/n = {pred[0]:.3g}; shared: measured {meas[1]:.3g} ± {se[1]:.2g}, "
@@ -740,8 +751,8 @@ class VarianceExplorer(Explorer):
 
 @functools.lru_cache(maxsize=64)
 def _variance_vectors(n, d, seed):
-    """What workers send in the variance explorer: local gradients of a heterogeneous problem at x = 0."""
-    p = _problem("heterogeneous", n, d, "contiguous", seed)
+    """What workers send in the variance explorer: local gradients of the synthetic ridge problem at x = 0."""
+    p = _problem("ridge", n, d, "contiguous", seed)
     return p.local_grads(np.zeros(d))
 
 
@@ -756,6 +767,7 @@ class TradeoffExplorer(Explorer):
 
     name = "tradeoff"
     figsize = (9.5, 3.4)
+    adjust: ClassVar[dict] = {"left": 0.08, "right": 0.98, "bottom": 0.15, "top": 0.9, "wspace": 0.35}
 
     def __init__(self, *, method="ibcd", problem="interpolating", n=10, m=40, tau=4, d=40, eps=1e-4,
                  step_scale=1.0, seed=0):
@@ -1052,7 +1064,7 @@ def convergence_explorer(method: str = "ibcd", n: int = 10, m: int | None = None
                                split=split, seed=seed, iters=iters, eps=eps)
 
 
-def playground(problem: str = "ridge", method: str = "ibcd", n: int = 10, m: int | None = None,
+def playground(problem: str = "interpolating", method: str = "ibcd", n: int = 10, m: int | None = None,
                tau: int | None = None, step_scale: float = 1.0, split: str = "contiguous", seed: int = 0, *,
                d: int = 40, iters: int = 800, eps: float = 1e-6) -> Playground:
     """The appendix's explorer: every control of :func:`convergence_explorer` plus problem, d and iterations.
@@ -1084,7 +1096,7 @@ def variance_explorer(n: int = 10, m: int = 40, tau: int = 4, *, d: int = 40, tr
 
     Independent: (omega/n) (1/n) sum_i ||g_i||^2; shared: omega ||gbar||^2
     (:func:`blockcd.theory.aggregation_variance`), both divided by (1/n) sum_i ||g_i||^2.
-    The g_i are the local gradients at x = 0 of a heterogeneous synthetic ridge problem.
+    The g_i are the local gradients at x = 0 of the synthetic ridge problem (cond = 10).
 
     Parameters
     ----------

@@ -1,0 +1,229 @@
+"""The explorers of blockcd.widgets: they build, their controls stay consistent, and they plot the library's numbers.
+
+Callbacks are called directly (no browser, Agg backend): moving a control
+through ``.value`` triggers the same observer a slider does.  No timing is
+asserted here; ``python -m blockcd.widgets --bench`` measures the latency.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import matplotlib
+import numpy as np
+import pytest
+
+matplotlib.use("Agg")
+
+from conftest import assert_mc
+
+import blockcd
+from blockcd import network, problems, theory, widgets
+from blockcd.methods import BYTES_PER_NUMBER
+
+
+def synthetic_like_the_explorers(kind, n, d, split="contiguous", seed=0):
+    """The synthetic problems as the convergence_explorer docstring documents them."""
+    rows = max(100, math.ceil(2 * d / n))
+    extra = {"ridge": {}, "interpolating": {"interpolating": True}, "heterogeneous": {"heterogeneity": 1.0}}[kind]
+    return problems.synthetic(n, rows, d, cond=10, split=split, seed=seed, **extra)
+
+
+@pytest.fixture(scope="module")
+def conv():
+    return widgets.convergence_explorer("ibcd", n=5, tau=4, iters=150, problem="interpolating")
+
+
+@pytest.mark.parametrize("name", list(widgets.EXPLORERS))
+def test_builders_construct_and_draw(name):
+    kw = {"time": {}, "tradeoff": {"n": 4, "m": 8, "tau": 2, "d": 8}}.get(name, {"n": 4})
+    ex = widgets.EXPLORERS[name](**kw)
+    assert ex.image.value[:8] == b"\x89PNG\r\n\x1a\n", "the live figure is not a PNG"
+    assert ex.info.value, "no text under the figure"
+    assert "error" not in ex.last, f"default settings failed: {ex.last.get('error')}"
+    assert len(ex.timings) == 1
+    assert re.fullmatch(rf"<blockcd {name} explorer: .*>", repr(ex.widget))
+
+
+def test_unknown_name_and_bad_defaults_are_refused():
+    with pytest.raises(ValueError, match="name must be one of"):
+        widgets.show("histogram")
+    with pytest.raises(ValueError, match="tau must be an integer in"):
+        widgets.convergence_explorer(m=8, tau=9)
+    with pytest.raises(ValueError, match="step_scale must be in"):
+        widgets.convergence_explorer(step_scale=1000.0)
+    with pytest.raises(ValueError, match="method must be one of"):
+        widgets.convergence_explorer("adam")
+    with pytest.raises(ValueError, match="problem must be one of"):
+        widgets.playground("mnist")
+
+
+def test_tau_follows_m_down(conv):
+    c = conv.controls
+    conv.set(m=40, tau=10)
+    c["m"].value = 6
+    assert c["tau"].max == 6 and c["tau"].value == 6
+    c["m"].value = 40
+    assert c["tau"].max == 40 and c["tau"].value == 6, "raising m must not move tau"
+    conv.set(m=40, tau=4)
+
+
+@pytest.mark.parametrize("name", ["template", "variance", "tradeoff"])
+def test_tau_follows_m_in_every_explorer(name):
+    kw = {"n": 4, "m": 8, "tau": 6}
+    if name == "tradeoff":
+        kw["d"] = 8
+    ex = widgets.EXPLORERS[name](**kw)
+    ex.controls["m"].value = 3
+    assert ex.controls["tau"].value == 3
+    assert ex.last.get("error") is None
+
+
+def test_playground_m_follows_d_and_the_data_set():
+    pg = widgets.playground(n=4, d=40, m=40, tau=20, iters=100)
+    c = pg.controls
+    c["d"].value = 12
+    assert c["m"].max == 12 and c["m"].value == 12 and c["tau"].value == 12
+    c["problem"].value = "breast cancer"  # 30 features
+    assert c["m"].max == 30 and c["d"].disabled
+    assert pg.last["history"].d == 30
+    c["problem"].value = "interpolating"
+    assert not c["d"].disabled and c["m"].max == 12
+
+
+def test_divergence_shows_a_message_not_nans():
+    ex = widgets.convergence_explorer("ibcd", n=5, tau=4, iters=150, step_scale=256.0)
+    assert "Diverged" in ex.info.value and "256" in ex.info.value
+    assert isinstance(ex.last["error"], blockcd.DivergenceError)
+    assert "Diverged" in ex.art["text"].get_text()
+    for key in ("run_it", "run_sent", "bound"):
+        assert len(ex.art[key].get_xdata()) == 0, f"{key} still holds data after a divergence"
+    ex.controls["step_scale"].value = 1.0
+    assert "error" not in ex.last and ex.art["text"].get_text() == ""
+    assert np.all(np.isfinite(ex.art["run_it"].get_ydata()))
+
+
+def test_is_asgd_off_interpolation_explains_itself():
+    ex = widgets.convergence_explorer("is-asgd", n=5, problem="ridge", iters=50)
+    assert "interpolation" in ex.info.value
+    assert isinstance(ex.last["error"], ValueError)
+
+
+@pytest.mark.parametrize("method", ["ibcd", "isega", "is-sgd"])
+def test_plotted_curve_is_the_run_history(conv, method):
+    conv.set(method=method, tau=5, step_scale=2.0, split="iid", seed=3)
+    p = synthetic_like_the_explorers("interpolating", 5, 40, split="iid", seed=3)
+    step = 2.0 * theory.step_size(p, method, 40, 5)
+    h = blockcd.run(p, method, m=40, tau=5, step=step, iters=150, seed=3)
+    np.testing.assert_array_equal(conv.art["run_it"].get_ydata(), h.dist2 / h.dist2[0])
+    np.testing.assert_array_equal(conv.art["run_it"].get_xdata(), np.arange(151))
+    np.testing.assert_array_equal(conv.art["run_sent"].get_xdata(), h.bytes_up / BYTES_PER_NUMBER)
+    dense = blockcd.run(p, method, m=40, tau=40, iters=150, seed=3)
+    np.testing.assert_array_equal(conv.art["dense_it"].get_ydata(), dense.dist2 / dense.dist2[0])
+    assert len(conv.art["bound"].get_xdata()) == 0, "the bound is drawn for a step above the theory's"
+    conv.set(method="ibcd", tau=4, step_scale=1.0, split="contiguous", seed=0)
+
+
+def test_bound_is_the_theory_rate(conv):
+    conv.set(method="ibcd", tau=4, step_scale=1.0)
+    p = synthetic_like_the_explorers("interpolating", 5, 40)
+    q = theory.rate(p, "ibcd", 40, 4)
+    k = np.arange(151)
+    np.testing.assert_allclose(conv.art["bound"].get_ydata(), q**k, rtol=1e-12)
+    # the theorem holds for the expectation; one run stays below it here with a wide margin
+    assert np.all(conv.art["run_it"].get_ydata() <= q**k * 1.0001)
+
+
+def test_template_bars_count_what_the_master_receives():
+    ex = widgets.template_explorer(n=5, m=20, tau=3, d=40, iters=60)
+    dense, sparse = (b.get_height() for b in ex.art["bars"])
+    assert dense == 5 * 40
+    assert sparse == pytest.approx(5 * 3 * 40 / 20, rel=1e-12)  # equal blocks of 2 coordinates
+    ex.controls["n"].value = 10
+    assert ex.art["bars"][0].get_height() == 400
+
+
+def test_variance_explorer_matches_the_key_lemma():
+    ex = widgets.variance_explorer(n=6, m=12, tau=3, d=24, trials=2000, seed=1)
+    meas, se, pred = (np.array(ex.last[k]) for k in ("measured", "stderr", "predicted"))
+    # Monte Carlo over 2000 independent draws: within Z standard errors (conftest)
+    assert_mc(meas, se, pred, what="variance explorer")
+    G = widgets._variance_vectors(6, 24, 1)
+    norm = np.mean(np.sum(G**2, axis=1))
+    assert pred[0] == pytest.approx(theory.aggregation_variance(G, 12, 3) / norm, rel=1e-12)
+    assert pred[0] == pytest.approx((12 / 3 - 1) / 6, rel=1e-12)
+    ex.controls["tau"].value = 12
+    assert "zero" in ex.info.value
+
+
+def test_tradeoff_counts_are_iters_to():
+    ex = widgets.tradeoff_explorer("ibcd", n=4, m=8, tau=2, d=8, eps=1e-3)
+    taus, K = ex.last["taus"], ex.last["iterations"]
+    assert taus[0] == 1 and taus[-1] == 8
+    p = synthetic_like_the_explorers("interpolating", 4, 8)
+    for t, k in zip(taus, K):
+        h = blockcd.run(p, "ibcd", m=8, tau=t, iters=int(k) + 1)
+        assert h.iters_to(1e-3) == k
+    np.testing.assert_allclose(ex.last["predicted"],
+                               [theory.predicted_ratio(p, "ibcd", 8, t) * K[-1] for t in taus], rtol=1e-12)
+    info = widgets._tradeoff_sweep.cache_info()
+    ex.controls["tau"].value = 3  # not on the grid: one extra run, the sweep itself comes from the cache
+    after = widgets._tradeoff_sweep.cache_info()
+    assert (after.hits, after.misses) == (info.hits + 1, info.misses)
+    assert ex.last["current"] == blockcd.run(p, "ibcd", m=8, tau=3, iters=2000).iters_to(1e-3)
+
+
+def test_time_explorer_uses_the_network_model():
+    ex = widgets.time_explorer(n=16, m=1024)
+    p = ex.params()
+    d = round(p["d"])
+    bw, lat = p["bandwidth"] * 1e9, p["latency"] * 1e-6
+    c0, c1 = network.round_cost_coefficients(16, d, 1024, bandwidth=bw, latency=lat, compute=1e-8 * d)
+    assert ex.last["tau_star"] == theory.time_optimal_tau(1.0, 2.0, 16, 1024, c0, c1)
+    i = 7
+    tau = int(ex.last["taus"][i])
+    assert ex.last["parameter_server"][i] == network.time_to_accuracy(
+        16, d, 1024, tau, bandwidth=bw, latency=lat, kappa=100.0, r=2.0, compute=1e-8 * d)
+    # a preset sets the sliders; moving a slider by hand turns the preset into "custom"
+    ex.controls["link"].value = "100 Gbit/s InfiniBand, 1 us"
+    assert ex.controls["bandwidth"].value == pytest.approx(100) and ex.controls["latency"].value == pytest.approx(1)
+    ex.controls["bandwidth"].value = 10
+    assert ex.controls["link"].value == "custom"
+    ex.controls["model"].value = "BERT-large, 3.4 x 10^8"
+    assert round(ex.controls["d"].value) == 340_000_000
+
+
+def test_one_redraw_per_move():
+    ex = widgets.convergence_explorer(n=4, m=8, tau=6, d=8, iters=50)
+    ex.timings.clear()
+    ex.controls["m"].value = 4  # clamps tau too: still one redraw
+    assert len(ex.timings) == 1
+
+
+def test_animation_is_small_deterministic_and_kernel_free():
+    ex = widgets.variance_explorer(n=4, m=8, tau=2, d=8, trials=50)
+    html = ex.animation()
+    assert html.startswith(widgets.SWEEP_START) and html.endswith(widgets.SWEEP_END)
+    frames = re.findall(r'frames\[\d+\] = "data:image/png;base64,', html)
+    assert 2 <= len(frames) <= 12
+    assert "font-awesome" not in html and 'class="fa' not in html
+    assert not re.search(r"[0-9a-f]{32}", html), "a random element id is left in the HTML"
+    assert 'class="animation"' in html and "anim-slider" in html
+    assert ex.last["measured"], "building the sweep changed the live explorer's state"
+
+
+def test_show_displays_sweep_note_and_widget(monkeypatch):
+    import IPython.display
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda obj: shown.append(obj))
+    widgets.show("convergence", method="isega", n=4, m=8, d=8, tau=2, iters=40)
+    assert len(shown) == 3
+    assert widgets.SWEEP_START in shown[0].data
+    assert "launch button" in shown[1].data and "jupyter lab" in shown[1].data
+    ex = shown[2]
+    assert ex.controls["method"].value == "isega" and ex.controls["tau"].value == 2
+    bundle = ex._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert bundle["text/plain"] == "<blockcd convergence explorer: move the controls in a live notebook>"
