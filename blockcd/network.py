@@ -134,8 +134,8 @@ def iterations(kappa: float, r: float, n: int, m: int, tau: int, eps: float = 1e
     m = check_int("m", m, 1)
     tau = check_int("tau", tau, 1, m)
     eps = check_float("eps", eps, positive=True, hi=1.0)
-    if r > n:
-        raise ValueError(f"r must be in (0, n] = (0, {n}] for convex local functions, got {r}")
+    if not 1.0 <= r <= n:
+        raise ValueError(f"r must be in [1, n] = [1, {n}] (L <= L_max <= n L for convex f_i), got {r}")
     return 2.0 * kappa * (1.0 + (m / tau - 1.0) * r / n) * math.log(1.0 / eps)
 
 
@@ -150,15 +150,50 @@ def time_to_accuracy(n: int, d: int, m: int, tau: int, *, bandwidth: float, late
 
 
 def round_cost_coefficients(n: int, d: int, m: int, *, bandwidth: float, latency: float,
-                            compute: float = 0.0, bits_per_number: int = BITS_PER_NUMBER) -> tuple[float, float]:
-    """(c0, c1) with parameter-server round time T(tau) = c0 + c1 tau.
+                            compute: float = 0.0, accounting: str = "parameter-server",
+                            bits_per_number: int = BITS_PER_NUMBER) -> tuple[float, float]:
+    """(c0, c1) with round time T(tau) = c0 + c1 tau (chapter 9).
 
-    c0 = T_compute/n + alpha (paid whatever tau), c1 = beta n d / m (one more
-    block from every worker).  Feed them to :func:`blockcd.theory.time_optimal_tau`.
+    Parameter server: c0 = T_compute/n + alpha (paid whatever tau),
+    c1 = beta n d / m (one more block from every worker).  All-reduce: the
+    all-gather branch (tau < m), c0 = T_compute/n + (n-1) alpha,
+    c1 = (n-1) beta d / m; the dense ring all-reduce at tau = m is cheaper
+    than this line and is not on it.  Feed (c0, c1) to
+    :func:`blockcd.theory.time_optimal_tau`.
     """
     n = check_int("n", n, 1)
     d = check_int("d", d, 1)
     m = check_int("m", m, 1, d)
+    accounting = check_choice("accounting", accounting, ACCOUNTING)
     bandwidth, alpha, beta = _link(bandwidth, latency, bits_per_number)
     compute = check_float("compute", compute, nonnegative=True)
-    return compute / n + alpha, beta * n * d / m
+    if accounting == "parameter-server":
+        return compute / n + alpha, beta * n * d / m
+    return compute / n + (n - 1) * alpha, (n - 1) * beta * d / m
+
+
+def optimal_tau(n: int, d: int, m: int, *, bandwidth: float, latency: float, r: float,
+                compute: float = 0.0, accounting: str = "parameter-server",
+                bits_per_number: int = BITS_PER_NUMBER) -> float:
+    r"""The time-optimal tau* = sqrt(b c0 / (a c1)) for IBCD, clipped to [1, m] (chapter 9).
+
+    With K(tau) proportional to a + b/tau (a = 1 - r/n, b = m r / n in units
+    of L) and T(tau) = c0 + c1 tau from :func:`round_cost_coefficients`:
+
+    .. math:: \tau^\star = \frac{m}{n}\sqrt{\frac{r}{1 - r/n}\,\frac{c_0}{\beta d}}
+              \quad\text{(parameter server)}.
+
+    Real-valued; the best integer tau is the floor or the ceiling (K T is
+    convex in tau).  Uses :func:`blockcd.theory.time_optimal_tau`.
+    """
+    from .theory import time_optimal_tau
+
+    r = check_float("r", r, positive=True)
+    n = check_int("n", n, 1)
+    if not 1.0 <= r <= n:
+        raise ValueError(f"r must be in [1, n] = [1, {n}] (L <= L_max <= n L for convex f_i), got {r}")
+    c0, c1 = round_cost_coefficients(n, d, m, bandwidth=bandwidth, latency=latency, compute=compute,
+                                     accounting=accounting, bits_per_number=bits_per_number)
+    if c1 == 0.0:  # one worker and no master: nothing is sent, send everything
+        return float(m)
+    return time_optimal_tau(1.0, r, n, m, c0, c1)
