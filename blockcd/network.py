@@ -53,6 +53,11 @@ MODELS: dict[str, int] = {
 #: bits per number sent (single precision)
 BITS_PER_NUMBER = 32
 
+#: seconds of one full gradient on one machine, per parameter: about 6 flops per
+#: parameter and sample (forward and backward pass), a batch of 1000 samples, a
+#: device sustaining 6 x 10^11 flop/s; T_compute = COMPUTE_PER_PARAMETER * d
+COMPUTE_PER_PARAMETER = 1e-8
+
 
 def _link(bandwidth, latency, bits):
     bandwidth = check_float("bandwidth", bandwidth, positive=True)

@@ -902,7 +902,8 @@ class TimeExplorer(Explorer):
     figsize = (10.0, 3.5)
 
     def __init__(self, *, link="10 Gbit/s cloud network, 100 us", model="ResNet-50, 2.6 x 10^7", n=16,
-                 m=1024, tau=None, kappa=100.0, r=2.0, eps=1e-6, compute_per_parameter=1e-8):
+                 m=1024, tau=None, kappa=100.0, r=2.0, eps=1e-6,
+                 compute_per_parameter=network.COMPUTE_PER_PARAMETER):
         link = check_choice("link", link, tuple(network.LINKS))
         model = check_choice("model", model, tuple(network.MODELS))
         self._m = check_int("m", m, 1, min(network.MODELS.values()))
@@ -992,9 +993,7 @@ class TimeExplorer(Explorer):
         art["ps"].set_data(taus, ps)
         art["ar"].set_data(taus, ar)
         r = min(self._r, n)
-        c0, c1 = network.round_cost_coefficients(n, d, m, bandwidth=link[0], latency=link[1],
-                                                 compute=self._cpp * d)
-        t_star = theory.time_optimal_tau(1.0, r, n, m, c0, c1)
+        t_star = network.optimal_tau(n, d, m, bandwidth=link[0], latency=link[1], r=r, compute=self._cpp * d)
         t_int = int(np.clip(round(t_star), 1, m))
         art["opt"].set_data([t_star], [self._tta(n, d, t_int, link, "parameter-server")])
         cur = self._tta(n, d, tau, link, "parameter-server")
@@ -1128,7 +1127,8 @@ def tradeoff_explorer(method: str = "ibcd", n: int = 10, m: int = 40, tau: int =
 
 def time_explorer(link: str = "10 Gbit/s cloud network, 100 us", model: str = "ResNet-50, 2.6 x 10^7",
                   n: int = 16, tau: int | None = None, *, m: int = 1024, kappa: float = 100.0, r: float = 2.0,
-                  eps: float = 1e-6, compute_per_parameter: float = 1e-8) -> TimeExplorer:
+                  eps: float = 1e-6, compute_per_parameter: float = network.COMPUTE_PER_PARAMETER
+                  ) -> TimeExplorer:
     r"""Chapter 9: time to accuracy K(tau) T(tau) against tau and against n.
 
     T = T_compute/n + alpha + beta (numbers received by the master)
