@@ -223,13 +223,14 @@ class _Recorder:
     def sent(self, k: int, mask: np.ndarray | None) -> None:
         """Count what the workers sent at iteration k (mask: (n, m) blocks, None = all)."""
         if mask is None:
-            per = float(self.blocks.d)
+            per = mean = float(self.blocks.d)
         elif self.blocks.equal:
-            per = float(self.sampler.tau * (self.blocks.d // self.blocks.m))
+            per = mean = float(self.sampler.tau * (self.blocks.d // self.blocks.m))
         else:
             per = mask @ self.blocks.sizes
+            mean = float(np.mean(per))
         self.coords += per
-        self.up_total += float(np.mean(per)) + self.index_bytes / BYTES_PER_NUMBER
+        self.up_total += mean + self.index_bytes / BYTES_PER_NUMBER
         self.bytes_up[k + 1] = self.up_total * BYTES_PER_NUMBER
 
     def _diverged(self, k: int):
