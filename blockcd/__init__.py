@@ -37,3 +37,15 @@ __all__ = [
     "theory",
 ]
 __version__ = "0.1.0"
+
+# heavier modules (matplotlib, ipywidgets, mpi4py) load on first use:
+# ``blockcd.widgets.show(...)`` works after a plain ``import blockcd``
+_LAZY = ("compare", "experiments", "mpi", "network", "plotting", "reproduce", "widgets")
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

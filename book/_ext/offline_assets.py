@@ -1,10 +1,13 @@
-"""Serve MathJax from the book itself, so the HTML typesets math offline.
+"""Make the built HTML work offline and load without script errors.
 
-Sphinx loads MathJax 3 from a CDN by default; a reader of a downloaded copy,
-or a test run without network, then sees raw TeX.  This extension copies the
-MathJax 3 distribution shipped by the ``django-static-mathjax`` wheel (static
-files only, no Django needed) into ``_static/es5`` and points ``mathjax_path``
-at it.
+1. Serve MathJax from the book itself.  Sphinx loads MathJax 3 from a CDN by
+   default; a reader of a downloaded copy, or a test run without network, then
+   sees raw TeX.  The MathJax 3 distribution shipped by the
+   ``django-static-mathjax`` wheel (static files only, no Django needed) is
+   copied into ``_static/es5`` and ``mathjax_path`` points at it.
+2. Drop duplicate inline scripts.  sphinx-thebe adds its configuration
+   script (``const THEBE_JS_URL = ...``) twice under Jupyter Book, which
+   raises "Identifier 'THEBE_JS_URL' has already been declared" on every page.
 """
 
 from pathlib import Path
@@ -20,6 +23,21 @@ def _use_local_mathjax(app):
     app.config.mathjax_path = "es5/tex-chtml.js"
 
 
+def _drop_duplicate_scripts(app, pagename, templatename, context, doctree):
+    scripts = context.get("script_files")
+    if not scripts:
+        return
+    seen, unique = set(), []
+    for js in scripts:
+        # inline scripts come with filename None or '' depending on who added them
+        key = (getattr(js, "filename", js) or "", tuple(sorted(getattr(js, "attributes", {}).items())))
+        if key not in seen:
+            seen.add(key)
+            unique.append(js)
+    scripts[:] = unique
+
+
 def setup(app):
     app.connect("builder-inited", _use_local_mathjax)
+    app.connect("html-page-context", _drop_duplicate_scripts, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
