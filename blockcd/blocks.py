@@ -122,6 +122,14 @@ def nice_mask(u: np.ndarray, tau: int) -> np.ndarray:
     rows, m = u.shape
     if tau == m:
         return np.ones((rows, m), dtype=bool)
+    # The tau smallest entries of a row are those <= its tau-th smallest value:
+    # one comparison, about twice as fast as scattering argpartition's indices.
+    # A tie at that value (probability about m^2 / 2^53 per row of uniforms) or
+    # a NaN would select too many or too few; argpartition then decides, as before.
+    kth = u.min(axis=1, keepdims=True) if tau == 1 else np.partition(u, tau - 1, axis=1)[:, tau - 1 : tau]
+    mask = u <= kth
+    if np.count_nonzero(mask) == rows * tau and (kth == kth).all():
+        return mask
     idx = np.argpartition(u, tau - 1, axis=1)[:, :tau]
     mask = np.zeros((rows, m), dtype=bool)
     np.put_along_axis(mask, idx, True, axis=1)
