@@ -554,7 +554,7 @@ def _master_setup(problem, cfg):
 
 
 def _master(comm, cfg, problem, step, consts, watchdog, fail):
-    """The master (rank 0): regenerate the blocks, receive, aggregate, step, broadcast."""
+    """The master (rank 0): broadcast the point, evaluate, regenerate the blocks, receive, aggregate, step."""
     from mpi4py import MPI
 
     n, d = problem.n, problem.d
@@ -576,8 +576,6 @@ def _master(comm, cfg, problem, step, consts, watchdog, fail):
     clock = _Clock(cfg.iters)
     for k in range(cfg.iters):
         watchdog.tick(k)
-        ev.point(k, w if asgd else x)
-        clock.last = time.perf_counter()  # evaluation is timed apart
         if fail is not None and fail[1] == k:
             _inject(fail)
         if asgd:
@@ -586,13 +584,18 @@ def _master(comm, cfg, problem, step, consts, watchdog, fail):
         else:
             point = x
         point = np.ascontiguousarray(point)
+        clock.lap(clock.compute, k)
+        comm.Bcast(point, root=0)
+        down[k] = point.nbytes
+        clock.lap(clock.comm, k)
+        # while the workers compute: evaluate x^k (timed apart) and regenerate their block choices
+        ev.point(k, w if asgd else x)
+        clock.last = time.perf_counter()
         if dense:
             coords = [None] * n
         elif not cfg.send_indices:
             coords = [_coords(blocks, sampler.worker_blocks(k, i)) for i in range(n)]
         clock.lap(clock.compute, k)
-        comm.Bcast(point, root=0)
-        down[k] = point.nbytes
         if cfg.send_indices and not dense:
             MPI.Request.Waitall([comm.Irecv(idx_bufs[i], source=i + 1, tag=_TAG_INDICES) for i in range(n)])
             clock.lap(clock.comm, k)
