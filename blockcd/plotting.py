@@ -132,3 +132,26 @@ def tradeoff(taus, iterations, blocks_sent, *, axes=None, key: str = "ibcd", pre
                 ylabel="blocks sent per worker to accuracy", logy=True)
     axes[0].legend()
     return axes
+
+
+def time_split(measurements, ax=None, *, xlabel: str = "rank", unit: float = 1e-3):
+    """Stacked bars of each rank's mean time per iteration: compute, then communication.
+
+    ``measurements`` is a :class:`blockcd.mpi.Measurements` (chapter 10); bar 0 is
+    the master, bar i the worker i - 1.  Communication is the time inside MPI calls,
+    waiting for the slowest peer included; the master's evaluation of the error
+    (not part of the method) is left out.  ``unit`` is the time unit in seconds
+    (milliseconds by default).
+    """
+    ax = _ax(ax)
+    comp = np.asarray(measurements.compute).mean(axis=1) / unit
+    comm = np.asarray(measurements.comm).mean(axis=1) / unit
+    ranks = np.arange(comp.size)
+    ax.bar(ranks, comp, color="#1f77b4", label="compute")
+    ax.bar(ranks, comm, bottom=comp, color="#c7c7c7", label="communication (incl. waiting)")
+    ax.set_xticks(ranks, ["master"] + [f"w{i}" for i in range(comp.size - 1)])
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel({1e-3: "milliseconds per iteration", 1e-6: "microseconds per iteration",
+                   1.0: "seconds per iteration"}.get(unit, f"time per iteration ({unit:g} s)"))
+    ax.grid(axis="x", visible=False)
+    return ax
