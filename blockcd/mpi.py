@@ -17,9 +17,9 @@ What each rank does:
   point y) and each worker sends the values of its tau blocks of
   ``g_i`` (ISEGA, IS-SAGA: of ``g_i - h_i``), unscaled; the master applies
   m/(tau n).  Block indices are *not* sent: worker i's blocks at iteration k
-  are a function of (seed, i, k) alone
-  (:meth:`blockcd.blocks.BlockSampler.worker_blocks`), so the master
-  regenerates them.  ``--send-indices`` sends them instead, packed in
+  are a function of (seed, i, k) alone, which the worker evaluates with
+  :meth:`blockcd.blocks.BlockSampler.worker_blocks` and the master, for all
+  workers in one draw, with :meth:`~blockcd.blocks.BlockSampler.masks`.  ``--send-indices`` sends them instead, packed in
   ceil(log2 m) bits each, and counts those bytes too.
 * **Counting.**  Every message is counted as it is sent (bytes up per worker
   and per round, bytes down per round), and each rank splits its wall time into
@@ -594,7 +594,10 @@ def _master(comm, cfg, problem, step, consts, watchdog, fail):
         if dense:
             coords = [None] * n
         elif not cfg.send_indices:
-            coords = [_coords(blocks, sampler.worker_blocks(k, i)) for i in range(n)]
+            # all n choices in one draw, as the simulator makes them; row i is
+            # what worker i computed alone with worker_blocks(k, i)
+            mask = sampler.masks(k)
+            coords = [_coords(blocks, np.flatnonzero(mask[i])) for i in range(n)]
         clock.lap(clock.compute, k)
         if cfg.send_indices and not dense:
             MPI.Request.Waitall([comm.Irecv(idx_bufs[i], source=i + 1, tag=_TAG_INDICES) for i in range(n)])
