@@ -159,6 +159,42 @@ def _png(fig: Figure) -> bytes:
     return buf.getvalue()
 
 
+def _encode(canvas: FigureCanvasAgg) -> bytes:
+    """PNG of what the Agg canvas holds now (after a draw or a blit), without drawing again."""
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.fromarray(np.asarray(canvas.buffer_rgba())[..., :3]).save(buf, format="png", compress_level=3)
+    return buf.getvalue()
+
+
+def _artists(obj):
+    """The matplotlib artists held in an explorer's ``art`` dict (axes excluded)."""
+    if isinstance(obj, mpl.axes.Axes):
+        return
+    if isinstance(obj, mpl.artist.Artist):
+        yield obj
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            yield from _artists(v)
+    elif isinstance(obj, (list, tuple, mpl.container.Container)):
+        for v in obj:
+            yield from _artists(v)
+
+
+def _layout_key(fig: Figure) -> tuple:
+    """What the static background depends on: axis limits and legend entries."""
+    key = []
+    for ax in fig.axes:
+        key.append((tuple(ax.get_xlim()), tuple(ax.get_ylim())))
+        leg = ax.get_legend()
+        if leg is not None:
+            key.append(tuple(t.get_text() for t in leg.get_texts()))
+            key.append(tuple((str(getattr(h, "get_color", lambda: "")()), str(getattr(h, "get_marker", lambda: "")()))
+                             for h in leg.legend_handles))
+    return tuple(key)
+
+
 _anim_ids = itertools.count()
 
 #: the player's Font Awesome icons, as plain characters (no stylesheet from a CDN)
@@ -228,7 +264,8 @@ class Explorer:
     figure : matplotlib Figure of the live view
     image : ipywidgets.Image holding the last render
     info : ipywidgets.HTML under the figure (numbers, or the divergence message)
-    timings : list of seconds per callback
+    timings : list of seconds per callback (wall clock)
+    cpu_timings : list of CPU seconds of this process per callback
     last : dict of what the last callback computed (plotted arrays, runs)
     """
 
@@ -241,10 +278,18 @@ class Explorer:
         self.figure = _figure(self.figsize, _LIVE_DPI, self.adjust)
         with mpl.rc_context(plotting._DEFAULTS):
             self.art = self._setup(self.figure)
+        # the artists that change are drawn over a cached background (blitting); a full
+        # draw happens only when the background changes (limits, legend)
+        self._dynamic = list(dict.fromkeys(_artists(self.art)))
+        for a in self._dynamic:
+            a.set_animated(True)
+        self._background = None
+        self._key = None
         width = f"{round(self.figsize[0] * _LIVE_DPI)}px"
         self.image = W.Image(format="png", layout=W.Layout(width=width, max_width="100%", height="auto"))
         self.info = W.HTML()
         self.timings: list[float] = []
+        self.cpu_timings: list[float] = []
         self.last: dict[str, Any] = {}
         self._syncing = False
         self._link()
@@ -301,13 +346,30 @@ class Explorer:
 
     def refresh(self) -> float:
         """Recompute and redraw for the current controls; returns the seconds it took."""
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         with mpl.rc_context(plotting._DEFAULTS):
             self.info.value = self._update(self.art, self.params())
-        self.image.value = _png(self.figure)
+            self.image.value = self._render()
         dt = time.perf_counter() - t0
         self.timings.append(dt)
+        self.cpu_timings.append(time.process_time() - c0)
         return dt
+
+    def _render(self) -> bytes:
+        """Blit the changed artists over the cached background and encode the canvas as PNG."""
+        canvas = self.figure.canvas
+        key = _layout_key(self.figure)
+        if key != self._key or self._background is None:
+            canvas.draw()  # static parts only: the dynamic artists are animated
+            self._background = canvas.copy_from_bbox(self.figure.bbox)
+            self._key = key
+        else:
+            canvas.restore_region(self._background)
+        renderer = canvas.get_renderer()
+        for a in self._dynamic:
+            if a.get_visible():
+                a.draw(renderer)
+        return _encode(canvas)
 
     def animation(self) -> str:
         """HTML of the kernel-free sweep (at most 12 frames, low resolution)."""
@@ -349,6 +411,11 @@ def _message(text: str) -> str:
 
 def _fmt_int(k) -> str:
     return "not reached" if k is None or (isinstance(k, float) and not math.isfinite(k)) else f"{int(k):,}"
+
+
+def _decades(lo: float, hi: float, pad: float = 1.3) -> tuple[float, float]:
+    """Log-axis limits rounded out to powers of ten, so that small moves keep the axes (and the cached background)."""
+    return 10.0 ** math.floor(math.log10(lo / pad)), 10.0 ** math.ceil(math.log10(hi * pad))
 
 
 def _log_taus(m: int, k: int = 8) -> list[int]:
@@ -480,7 +547,7 @@ class ConvergenceExplorer(Explorer):
             art[key].set_color(st["color"])
             art[key].set_marker(st["marker"])
             art[key].set_markevery(max(1, h.iters // 8))
-            art[key].set_label(f"{st['label']}, τ = {params['tau']}")
+            art[key].set_label(f"{st['label']}, τ as set")
         art["run_it"].set_data(k, y)
         art["run_sent"].set_data(sent, y)
         art["dense_it"].set_data(k, yd)
@@ -489,7 +556,8 @@ class ConvergenceExplorer(Explorer):
             art[key].set_markevery(max(1, h.iters // 8))
         ax1.set_xlim(0, h.iters)
         below = np.flatnonzero(yd < 1e-12)  # where the dense curve leaves the panel
-        ax2.set_xlim(0, max(sent[-1], sent_d[below[0]] if below.size else sent_d[-1]))
+        # fixed while tau moves (the dense run does not depend on tau), so the background is reused
+        ax2.set_xlim(0, sent_d[below[0]] if below.size else sent_d[-1])
         if r["bound"] is not None:
             start, q, floor = r["bound"]
             art["bound"].set_data(k, start * q**k + floor)
@@ -573,7 +641,7 @@ class Playground(ConvergenceExplorer):
         finite = pred[np.isfinite(pred)]
         vals = np.concatenate([finite, [k] if k else []])
         if vals.size:
-            ax3.set_ylim(max(vals.min() / 2, 1), vals.max() * 2)
+            ax3.set_ylim(*_decades(max(vals.min(), 1), vals.max()))
         self.last["predicted_iterations"] = (taus, pred)
         return html
 
@@ -648,7 +716,7 @@ class TemplateExplorer(Explorer):
         k = np.arange(h.iters + 1)
         art["dense"].set_data(k, hd.dist2 / hd.dist2[0])
         art["sparse"].set_data(k, h.dist2 / h.dist2[0])
-        art["sparse"].set_label(f"IBCD, τ = {tau}")
+        art["sparse"].set_label("IBCD, τ as set")
         art["sparse"].set_markevery(max(1, h.iters // 8))
         art["dense"].set_markevery(max(1, h.iters // 8))
         ax2.set_xlim(0, h.iters)
@@ -737,7 +805,7 @@ class VarianceExplorer(Explorer):
         art["err"].set_data(xs, np.maximum(ys, 1e-300))
         lo = min(min(meas), min(pred))
         hi = max(max(meas), max(pred))
-        ax.set_ylim(lo / 3, hi * 30)
+        ax.set_ylim(_decades(lo, hi)[0], _decades(lo, hi)[1] * 10)
         w = theory.omega(m, tau)
         return (f'<div style="font-size:90%">ω = m/τ − 1 = {w:.3g}. Independent: measured {meas[0]:.3g} ± '
                 f"{se[0]:.2g}, predicted ω/n = {pred[0]:.3g}; shared: measured {meas[1]:.3g} ± {se[1]:.2g}, "
@@ -848,7 +916,7 @@ class TradeoffExplorer(Explorer):
             ys = ys[np.isfinite(ys) & (ys > 0)]
             ax.set_xlim(0.8, m * 1.25)
             if ys.size:
-                ax.set_ylim(ys.min() / 1.6, ys.max() * 1.6)
+                ax.set_ylim(*_decades(ys.min(), ys.max(), pad=1.6))
         self.last = {"taus": taus, "iterations": K, "predicted": pred, "current": k_cur}
         mn = max(1, round(m / n))
         return (f'<div style="font-size:90%">{st["label"]} to {self._eps:.0e}: {_fmt_int(k_cur)} iterations '
@@ -1001,7 +1069,7 @@ class TimeExplorer(Explorer):
         art["mn"].set_xdata([m / n, m / n])
         ax1.set_xlim(0.8, m * 1.25)
         ys = np.concatenate([ps, ar])
-        ax1.set_ylim(ys.min() / 2, ys.max() * 2)
+        ax1.set_ylim(*_decades(ys.min(), ys.max()))
         ns = np.unique(np.round(np.geomspace(2, 256, 30)).astype(int))
         series = {
             "n_dense_ps": [self._tta(k, d, m, link, "parameter-server") for k in ns],
@@ -1014,7 +1082,7 @@ class TimeExplorer(Explorer):
         art["n_cur"].set_xdata([n, n])
         allv = np.concatenate([np.asarray(v) for v in series.values()])
         ax2.set_xlim(1.8, 290)
-        ax2.set_ylim(allv.min() / 2, allv.max() * 2)
+        ax2.set_ylim(*_decades(allv.min(), allv.max()))
         self._label(art, f"{params['bandwidth']:.3g} Gbit/s, {params['latency']:.3g} µs, d = {d:.2g}, n = {n}")
         T = network.round_time(n, d, m, tau, bandwidth=link[0], latency=link[1], compute=self._cpp * d)
         K = network.iterations(self._kappa, r, n, m, tau, self._eps)
@@ -1204,26 +1272,38 @@ def _bench_moves(name: str) -> list[dict]:
                                                       {"method": "isega"}, {"n": 20}, {"step_scale": 4}]
 
 
-def bench(names=None, *, verbose: bool = True) -> dict[str, tuple[float, float]]:
-    """Median and 90th percentile of the callback time (seconds) per explorer over its slider moves.
+def bench(names=None, *, verbose: bool = True) -> dict[str, dict[str, float]]:
+    """Median and 90th percentile of the callback time per explorer over its slider moves.
 
     Builds each explorer with its defaults (building is not timed), then replays
     the moves of :func:`_bench_moves`, one control at a time, through the same
-    observer a slider triggers.
+    observer a slider triggers.  Reports wall-clock seconds and the CPU seconds
+    of this process (the latter is less sensitive to other processes on the machine).
+
+    Returns
+    -------
+    dict
+        name -> {"n", "median", "p90", "cpu_median", "cpu_p90"} (seconds).
     """
     names = tuple(EXPLORERS) if names is None else tuple(names)
     out = {}
+    if verbose:
+        print(f"{'explorer':12s} {'moves':>5s} {'median':>9s} {'90th pct':>9s} {'CPU median':>11s} "
+              f"{'CPU 90th':>9s}   (milliseconds per callback)", flush=True)
     for name in names:
         ex = EXPLORERS[check_choice("name", name, tuple(EXPLORERS))]()
         ex.timings.clear()
+        ex.cpu_timings.clear()
         for mv in _bench_moves(name):
             for k, v in mv.items():
                 ex.controls[k].value = v
-        t = np.array(ex.timings)
-        out[name] = (float(np.median(t)), float(np.percentile(t, 90)))
+        t, c = np.array(ex.timings), np.array(ex.cpu_timings)
+        out[name] = {"n": int(t.size), "median": float(np.median(t)), "p90": float(np.percentile(t, 90)),
+                     "cpu_median": float(np.median(c)), "cpu_p90": float(np.percentile(c, 90))}
         if verbose:
-            print(f"{name:12s} {len(t):3d} callbacks   median {out[name][0] * 1e3:7.1f} ms   "
-                  f"90th percentile {out[name][1] * 1e3:7.1f} ms", flush=True)
+            o = out[name]
+            print(f"{name:12s} {o['n']:5d} {o['median'] * 1e3:9.1f} {o['p90'] * 1e3:9.1f} "
+                  f"{o['cpu_median'] * 1e3:11.1f} {o['cpu_p90'] * 1e3:9.1f}", flush=True)
     return out
 
 

@@ -227,3 +227,18 @@ def test_show_displays_sweep_note_and_widget(monkeypatch):
     bundle = ex._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert bundle["text/plain"] == "<blockcd convergence explorer: move the controls in a live notebook>"
+
+
+def test_blitted_frame_equals_a_full_redraw():
+    from io import BytesIO
+
+    from PIL import Image
+
+    ex = widgets.convergence_explorer(n=4, m=8, tau=2, d=8, iters=60)
+    key = ex._key
+    ex.controls["tau"].value = 5  # same axes: drawn over the cached background
+    blitted = np.asarray(Image.open(BytesIO(ex.image.value)))
+    assert ex._key == key
+    ex._background = None  # force a full draw of the same state
+    full = np.asarray(Image.open(BytesIO(ex._render())))
+    np.testing.assert_array_equal(blitted, full)
