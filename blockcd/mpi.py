@@ -673,7 +673,7 @@ def _run(comm, argv):
         cfg, problem = _configure(argv, ranks, show=rank == 0)
     except SystemExit as exc:  # --help
         return exc.code or 0
-    except (UsageError, ValueError, TypeError) as exc:
+    except (UsageError, ValueError, TypeError, OSError) as exc:  # OSError: a data or --x0 file
         error = exc
     # 2. the master's checks that need the whole problem (the theory's step, IS-ASGD's eta <= 1/L)
     step = consts = None

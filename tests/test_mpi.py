@@ -218,6 +218,7 @@ def test_divergence_names_the_step():
     ({"problem": "digits"}, "--rows-per-worker, --d, --heterogeneity do not apply to --problem digits"),
     ({"bogus": 1}, "unrecognized arguments: --bogus 1"),
     ({"method": "is-asgd"}, "IS-ASGD's theory needs interpolation"),
+    ({"x0": "no-such-start.npy"}, "No such file or directory: 'no-such-start.npy'"),
 ])
 def test_invalid_arguments_are_rejected(options, message):
     """Every rank rejects the command line; the message is printed once, the status is 2, nothing runs."""
