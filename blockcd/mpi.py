@@ -19,8 +19,9 @@ What each rank does:
   m/(tau n).  Block indices are *not* sent: worker i's blocks at iteration k
   are a function of (seed, i, k) alone, which the worker evaluates with
   :meth:`blockcd.blocks.BlockSampler.worker_blocks` and the master, for all
-  workers in one draw, with :meth:`~blockcd.blocks.BlockSampler.masks`.  ``--send-indices`` sends them instead, packed in
-  ceil(log2 m) bits each, and counts those bytes too.
+  workers in one draw, with :meth:`~blockcd.blocks.BlockSampler.masks`.
+  ``--send-indices`` sends them instead, packed in ceil(log2 m) bits each
+  (:func:`pack_indices`), and counts those bytes too.
 * **Counting.**  Every message is counted as it is sent (bytes up per worker
   and per round, bytes down per round), and each rank splits its wall time into
   compute and communication (time inside MPI calls, which includes waiting for
@@ -72,6 +73,8 @@ __all__ = [
     "load_measurements",
     "main",
     "mpiexec",
+    "pack_indices",
+    "unpack_indices",
     "worker_rows",
 ]
 
@@ -141,12 +144,21 @@ def build_problem(name: str, n_workers: int, **options: Any) -> _problems.Proble
 
 
 def worker_rows(problem: _problems.Problem, i: int):
-    r"""Worker i's own data: the rows ``A_i`` (array or CSR) and targets ``t_i`` it stores.
+    r"""Worker i's own data: the rows ``A_i`` and targets ``t_i`` of its local function.
 
-    These are the rows of :math:`f_i(x) = \frac{1}{l_i}\sum_{j} \phi(a_j^\top x; t_j)
-    + \frac{\lambda}{2}\|x\|^2` (chapter 10), copied out of the problem's
-    storage (targets already mapped to -1/+1 for logistic regression); with
-    ``split='identical'`` every worker holds all rows.
+    :math:`f_i(x) = \frac{1}{l_i}\sum_{j} \phi(a_j^\top x; t_j) + \frac{\lambda}{2}\|x\|^2`
+    (chapter 10), copied out of the problem's storage, with targets already
+    mapped to -1/+1 for logistic regression.  With ``split='identical'`` every
+    worker holds all rows.  An MPI worker calls this and drops the problem.
+
+    Parameters
+    ----------
+    problem : Problem
+    i : int, 0 <= i < problem.n
+
+    Returns
+    -------
+    (A_i, t_i) : ndarray or CSR matrix of shape (l_i, d), and ndarray of shape (l_i,)
     """
     if not isinstance(problem, _problems.Problem):
         raise TypeError(f"problem must be a blockcd Problem, got {type(problem).__name__}")
@@ -373,16 +385,47 @@ def _index_bits(m: int) -> int:
     return math.ceil(math.log2(m)) if m > 1 else 1
 
 
-def pack_indices(idx: np.ndarray, m: int) -> np.ndarray:
-    """Block indices in ceil(log2 m) bits each, as bytes: ceil(tau ceil(log2 m) / 8) of them."""
+def pack_indices(idx, m: int) -> np.ndarray:
+    r"""Pack block indices into :math:`\lceil \tau \lceil\log_2 m\rceil / 8\rceil` bytes.
+
+    The message ``--send-indices`` adds to a worker's values (chapter 10): each
+    index takes :math:`\lceil\log_2 m\rceil` bits (least significant first),
+    the bits of all tau indices are concatenated and padded to whole bytes, so
+    the size is that of :func:`blockcd.theory.index_bits` rounded up to bytes.
+
+    Parameters
+    ----------
+    idx : array of ints, shape (tau,)
+        Block indices, each in ``0 .. m - 1``.
+    m : int >= 1
+        Number of blocks.
+
+    Returns
+    -------
+    ndarray of uint8
+    """
+    m = check_int("m", m, 1)
+    idx = np.asarray(idx)
+    if idx.ndim != 1 or not np.issubdtype(idx.dtype, np.integer):
+        raise TypeError(f"idx must be a 1-D array of integers, got {idx.dtype} of shape {idx.shape}")
+    if idx.size and (idx.min() < 0 or idx.max() >= m):
+        raise ValueError(f"idx must hold block indices in [0, {m - 1}]")
     bits = _index_bits(m)
-    b = (np.asarray(idx, dtype=np.int64)[:, None] >> np.arange(bits)) & 1
+    b = (idx.astype(np.int64)[:, None] >> np.arange(bits)) & 1
     return np.packbits(b.astype(np.uint8).ravel())
 
 
-def unpack_indices(buf: np.ndarray, tau: int, m: int) -> np.ndarray:
-    """Inverse of :func:`pack_indices`."""
+def unpack_indices(buf, tau: int, m: int) -> np.ndarray:
+    """The tau block indices packed by :func:`pack_indices` (int64 array of shape (tau,)).
+
+    Raises ``ValueError`` if ``buf`` is shorter than tau ceil(log2 m) bits.
+    """
+    m = check_int("m", m, 1)
+    tau = check_int("tau", tau, 1, m)
+    buf = np.asarray(buf, dtype=np.uint8)
     bits = _index_bits(m)
+    if buf.size * 8 < tau * bits:
+        raise ValueError(f"buf holds {buf.size} bytes, fewer than the {tau * bits} bits of {tau} indices")
     b = np.unpackbits(buf)[: tau * bits].reshape(tau, bits).astype(np.int64)
     return b @ (1 << np.arange(bits))
 
@@ -887,7 +930,23 @@ class Measurements:
 
 
 def load_measurements(path) -> Measurements:
-    """Read the ``mpi_*`` arrays of a history written by ``python -m blockcd.mpi --out path``."""
+    """Read the measurements of an MPI run: the ``mpi_*`` arrays of its history file.
+
+    Parameters
+    ----------
+    path : str or Path
+        A file written by ``python -m blockcd.mpi --out path`` (its
+        :class:`blockcd.History` is read by ``History.load(path)``).
+
+    Returns
+    -------
+    Measurements
+
+    Raises
+    ------
+    ValueError
+        if the file holds no MPI measurements (a simulator's history).
+    """
     with np.load(Path(path), allow_pickle=False) as z:
         if "mpi_meta" not in z.files:
             raise ValueError(f"{path} holds no MPI measurements (was it written by blockcd.mpi?)")

@@ -269,6 +269,15 @@ def test_index_packing_round_trip(m, tau):
     np.testing.assert_array_equal(mpi.unpack_indices(buf, tau, m), idx)
 
 
+def test_index_packing_rejects_bad_input():
+    with pytest.raises(ValueError, match=r"block indices in \[0, 4\]"):
+        mpi.pack_indices(np.array([1, 5]), 5)
+    with pytest.raises(TypeError, match="1-D array of integers"):
+        mpi.pack_indices(np.array([1.0, 2.0]), 5)
+    with pytest.raises(ValueError, match="fewer than the 6 bits of 2 indices"):
+        mpi.unpack_indices(np.zeros(0, dtype=np.uint8), 2, 5)
+
+
 def test_build_problem_rejects_foreign_options():
     with pytest.raises(ValueError, match="--path does not apply to --problem synthetic"):
         mpi.build_problem("synthetic", 2, path="x.svm")
