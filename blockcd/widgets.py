@@ -1120,7 +1120,11 @@ def convergence_explorer(method: str = "ibcd", n: int = 10, m: int | None = None
     split : {'iid', 'sorted', 'identical', 'contiguous'}
     seed : int >= 0
     problem : one of :data:`PROBLEMS`
-        IS-ASGD needs ``'interpolating'``.
+        The synthetic ones are ``problems.synthetic(n, max(100, ceil(2 d / n)), d, cond=10,
+        split=split, seed=seed)`` with ``interpolating=True`` ('interpolating'),
+        ``heterogeneity=1.0`` ('heterogeneous') or ``loss='logistic', lam=1e-2`` ('logistic');
+        'breast cancer' and 'digits' are :func:`blockcd.problems.breast_cancer` and
+        :func:`blockcd.problems.digits`.  IS-ASGD needs ``'interpolating'``.
     d : int in [2, 200]
         Dimension of the synthetic problems (the real data sets fix it).
     iters : int in [10, 20000]
