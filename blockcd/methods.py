@@ -268,21 +268,32 @@ class _Recorder:
         )
 
 
-def _aggregate(blocks, mask, D, scale):
-    """(sum_i P_{S_i} D_i) * scale and the masked D (for shift updates).
+def _masked_sum(blocks, mask, D):
+    """sum_i P_{S_i} D_i, for an (n, m) block mask (None: every block).
 
-    With an all-ones mask (tau = m) the mask is skipped, so the result is
-    exactly the dense sum.
+    A reduction with ``where=``: each coordinate adds, in worker order, the
+    entries of the workers that sent its block, which are the nonzero terms of
+    the sum of the masked array, without forming that array.  With mask None
+    (tau = m) it is exactly the dense sum.
     """
     if mask is None:
-        return D.sum(axis=0) * scale, D
+        return D.sum(axis=0)
     if blocks.equal:
         n = D.shape[0]
-        D3 = D.reshape(n, blocks.m, -1)
-        Dm = (D3 * mask[:, :, None]).reshape(n, -1)
+        return np.add.reduce(D.reshape(n, blocks.m, -1), axis=0, where=mask[:, :, None]).reshape(-1)
+    return np.add.reduce(D, axis=0, where=blocks.expand(mask))
+
+
+def _add_sent(blocks, mask, h, D):
+    """h_i += P_{S_i} D_i in place: the shifts move on the blocks that were sent."""
+    if mask is None:
+        h += D
+    elif blocks.equal:
+        n = h.shape[0]
+        h3 = h.reshape(n, blocks.m, -1)
+        np.add(h3, D.reshape(n, blocks.m, -1), out=h3, where=mask[:, :, None])
     else:
-        Dm = D * blocks.expand(mask)
-    return Dm.sum(axis=0) * scale, Dm
+        np.add(h, D, out=h, where=blocks.expand(mask))
 
 
 def _masks(sampler, k):
@@ -327,7 +338,7 @@ def _loop_ibcd(p, blocks, sampler, x, step, iters, seed, batch, method, sampling
             rec.point(k, x)
             G = p._minibatch_grads(x, p._rows(mb.local(k)))
         mask = _masks(sampler, k)
-        g, _ = _aggregate(blocks, mask, G, scale)
+        g = _masked_sum(blocks, mask, G) * scale
         rec.sent(k, mask)
         x = x - step * g
     rec.point(iters, x)
@@ -370,11 +381,11 @@ def _loop_shifted(p, blocks, sampler, x, step, iters, seed, batch, method, sampl
             rec.point(k, x, fx)
         mask = _masks(sampler, k)
         D = G - h
-        agg, Dm = _aggregate(blocks, mask, D, scale)
-        g = hbar + agg
+        sent = _masked_sum(blocks, mask, D)
+        g = hbar + sent * scale
         rec.sent(k, mask)
-        h += Dm
-        hbar = hbar + Dm.sum(axis=0) / n
+        _add_sent(blocks, mask, h, D)
+        hbar = hbar + sent / n
         x = x - step * g
     rec.point(iters, x)
     return rec.history(method, sampler, step, seed, batch, x)
@@ -402,7 +413,7 @@ def _loop_asgd(p, blocks, sampler, x, step, iters, seed, batch, method, sampling
         y = alpha * v + (1.0 - alpha) * w
         G = p._local_grads(y)
         mask = _masks(sampler, k)
-        g, _ = _aggregate(blocks, mask, G, scale)
+        g = _masked_sum(blocks, mask, G) * scale
         rec.sent(k, mask)
         w = y - eta * g
         v = beta * v + (1.0 - beta) * y - gamma * eta * g
