@@ -128,7 +128,7 @@ def nice_mask(u: np.ndarray, tau: int) -> np.ndarray:
     # a NaN would select too many or too few; argpartition then decides, as before.
     kth = u.min(axis=1, keepdims=True) if tau == 1 else np.partition(u, tau - 1, axis=1)[:, tau - 1 : tau]
     mask = u <= kth
-    if np.count_nonzero(mask) == rows * tau and (kth == kth).all():
+    if np.count_nonzero(mask) == rows * tau and not np.isnan(kth).any():
         return mask
     idx = np.argpartition(u, tau - 1, axis=1)[:, :tau]
     mask = np.zeros((rows, m), dtype=bool)
