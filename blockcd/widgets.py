@@ -347,7 +347,7 @@ class Explorer:
     def refresh(self) -> float:
         """Recompute and redraw for the current controls; returns the seconds it took."""
         t0, c0 = time.perf_counter(), time.process_time()
-        with mpl.rc_context(plotting._DEFAULTS):
+        with _one_blas_thread(), mpl.rc_context(plotting._DEFAULTS):
             self.info.value = self._update(self.art, self.params())
             self.image.value = self._render()
         dt = time.perf_counter() - t0
@@ -398,6 +398,24 @@ class Explorer:
     # -- helpers for subclasses
     def _label(self, art, text: str) -> None:
         art["label"].set_text(text)
+
+
+_BLAS = []
+
+
+def _one_blas_thread():
+    """Run a callback with one BLAS thread: the explorers' arrays are small, and on a busy
+    machine a second BLAS thread only waits for a core (scikit-learn's threadpoolctl)."""
+    import contextlib
+
+    if not _BLAS:
+        try:
+            from threadpoolctl import ThreadpoolController
+
+            _BLAS.append(ThreadpoolController())
+        except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
+            _BLAS.append(None)
+    return contextlib.nullcontext() if _BLAS[0] is None else _BLAS[0].limit(limits=1, user_api="blas")
 
 
 def _int_slider(desc, value, lo, hi, **kw):
@@ -601,6 +619,10 @@ class Playground(ConvergenceExplorer):
     adjust: ClassVar[dict] = {"left": 0.07, "right": 0.98, "bottom": 0.15, "top": 0.9, "wspace": 0.3}
     show_problem = True
 
+    def __init__(self, **kw):
+        self._prewarm = _prewarm_sklearn()
+        super().__init__(**kw)
+
     def _setup(self, fig):
         gs = fig.add_gridspec(1, 3)
         ax1 = fig.add_subplot(gs[0, 0])
@@ -628,9 +650,8 @@ class Playground(ConvergenceExplorer):
             return html
         method = _canonical(params["method"])
         kind = params["problem"]
-        p = _problem(kind, n, _problem_d(kind, params["d"]), params["split"], params["seed"])
-        taus = np.array(_log_taus(m, 24))
-        pred = np.array([theory.predicted_iterations(p, method, m, int(t), self.eps) for t in taus], float)
+        key = (kind, n, _problem_d(kind, params["d"]), params["split"], params["seed"])
+        taus, pred = _predicted_curve(key, method, m, self.eps)
         art["pred"].set_data(taus, pred)
         k = self.last["history"].iters_to(self.eps)
         st = plotting.style(method)
@@ -644,6 +665,26 @@ class Playground(ConvergenceExplorer):
             ax3.set_ylim(*_decades(max(vals.min(), 1), vals.max()))
         self.last["predicted_iterations"] = (taus, pred)
         return html
+
+
+@functools.lru_cache(maxsize=128)
+def _predicted_curve(key: tuple, method: str, m: int, eps: float):
+    """The theorem's iterations to ``eps`` on a grid of tau (it does not depend on the tau chosen)."""
+    p = _problem(*key)
+    taus = np.array(_log_taus(m, 24))
+    pred = np.array([theory.predicted_iterations(p, method, m, int(t), eps) for t in taus], float)
+    pred.setflags(write=False)
+    return taus, pred
+
+
+def _prewarm_sklearn():
+    """Import scikit-learn's data sets in the background, so that the first switch to real data is quick."""
+    import importlib
+    import threading
+
+    th = threading.Thread(target=importlib.import_module, args=("sklearn.datasets",), daemon=True)
+    th.start()
+    return th
 
 
 class _SubFigureProxy:
@@ -1296,6 +1337,8 @@ def bench(names=None, *, verbose: bool = True) -> dict[str, dict[str, float]]:
               f"{'CPU 90th':>9s}   (milliseconds per callback)", flush=True)
     for name in names:
         ex = EXPLORERS[check_choice("name", name, tuple(EXPLORERS))]()
+        if hasattr(ex, "_prewarm"):
+            ex._prewarm.join()  # part of building the explorer, as a reader's first look at it
         ex.timings.clear()
         ex.cpu_timings.clear()
         for mv in _bench_moves(name):
