@@ -11,7 +11,13 @@ blocks    partition into blocks, tau-nice sampling, :func:`sparsify`
 problems  ridge and logistic problems split across workers, with their constants
 methods   IBCD, IS-SGD, ISEGA, IS-SAGA, IS-ASGD and :func:`run`
 theory    omega, expected smoothness, step sizes, predicted iterations
+experiments  seeded sweeps shared by the chapters and ``python -m blockcd reproduce``
+compare   top-k and shared rand-k compressors, for the fair comparison of chapter 3
+network   round-time model and link/model presets (chapter 9)
 plotting  the book's figures, one colour and marker per method
+widgets   the book's interactive explorers (``widgets.show(name)``)
+mpi       the same methods on MPI (``mpiexec -n K python -m blockcd.mpi``)
+bench     performance benchmark (``python -m blockcd.bench``)
 
 Quick start::
 
@@ -40,7 +46,7 @@ __version__ = "0.1.0"
 
 # heavier modules (matplotlib, ipywidgets, mpi4py) load on first use:
 # ``blockcd.widgets.show(...)`` works after a plain ``import blockcd``
-_LAZY = ("compare", "experiments", "mpi", "network", "plotting", "reproduce", "widgets")
+_LAZY = ("bench", "compare", "experiments", "mpi", "network", "plotting", "reproduce", "widgets")
 
 
 def __getattr__(name: str):
