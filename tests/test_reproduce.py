@@ -1,0 +1,173 @@
+"""``python -m blockcd reproduce``: files, tables, exit status, determinism (chapter 8)."""
+
+from __future__ import annotations
+
+import csv
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from blockcd import problems, reproduce, theory
+
+NAMES = list(reproduce.EXPERIMENTS)
+
+
+def cli(*args):
+    return subprocess.run([sys.executable, "-m", "blockcd", *args], capture_output=True, text=True, check=False)
+
+
+def read_csv(path):
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory):
+    """The quick suite, run once from the command line into a temporary directory."""
+    out = tmp_path_factory.mktemp("quick")
+    proc = cli("reproduce", "--quick", "--out", str(out))
+    return out, proc
+
+
+def test_quick_suite_passes(quick):
+    _, proc = quick
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # the summary table and its verdict line
+    assert proc.stdout.splitlines()[0].split()[:4] == ["experiment", "problem", "method", "n"]
+    assert " checks passed; quick suite, seed 0" in proc.stdout
+    assert "FAIL" not in proc.stdout
+    # the tqdm bar goes to stderr, not into the table
+    assert "run/s" in proc.stderr or "s/run" in proc.stderr
+    assert "run/s" not in proc.stdout
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_quick_suite_writes_figure_and_table(quick, name):
+    out, _ = quick
+    for ext in ("png", "pdf", "csv"):
+        f = out / f"{name}.{ext}"
+        assert f.is_file() and f.stat().st_size > 0, f
+    assert (out / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (out / f"{name}.pdf").read_bytes()[:5] == b"%PDF-"
+    rows = read_csv(out / f"{name}.csv")
+    assert rows, f"{name}.csv has no rows"
+    for col in ("measured_ratio", "predicted_ratio", "rel_error", "check", "passed", "n", "tau"):
+        assert col in rows[0], col
+    for r in rows:
+        meas, pred = float(r["measured_ratio"]), float(r["predicted_ratio"])
+        assert math.isfinite(meas) and meas > 0
+        assert math.isfinite(pred) and pred > 0
+        assert math.isclose(float(r["rel_error"]), meas / pred - 1, rel_tol=1e-4, abs_tol=1e-5)
+        assert r["check"] in ("within", "below", "above", "info")
+        if r["check"] == "within":
+            # the tolerance is stated in the table itself
+            assert float(r["tolerance"]) > 0
+        assert r["passed"] in (("pass", "FAIL") if r["check"] != "info" else ("",))
+        assert float(r["measured_min"]) <= meas <= float(r["measured_max"])
+
+
+def test_quick_suite_summary_csv(quick):
+    out, proc = quick
+    rows = read_csv(out / "summary.csv")
+    assert {r["experiment"] for r in rows} == set(NAMES)
+    assert all(r["passed"] == "pass" for r in rows)
+    assert f"{len(rows)} of {len(rows)} checks passed" in proc.stdout
+
+
+def test_real_data_writes_constants(quick):
+    out, _ = quick
+    rows = read_csv(out / "real_data_constants.csv")
+    for r in rows:
+        assert float(r["r"]) >= 1.0
+        assert math.isclose(float(r["kappa"]), float(r["L"]) / float(r["mu"]), rel_tol=1e-4)
+        assert r["rho0"] == "inf"  # logistic regression does not interpolate
+
+
+def test_same_seed_same_tables(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    for d in (a, b):
+        proc = cli("reproduce", "--quick", "--only", "independent-vs-shared", "--seed", "3", "--out", str(d))
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (a / "independent_vs_shared.csv").read_bytes() == (b / "independent_vs_shared.csv").read_bytes()
+    assert (a / "summary.csv").read_bytes() == (b / "summary.csv").read_bytes()
+    # only the requested experiment ran
+    assert sorted(p.name for p in a.glob("*.csv")) == ["independent_vs_shared.csv", "summary.csv"]
+
+
+def test_other_seed_other_tables(tmp_path):
+    a = reproduce.independent_vs_shared("quick", seed=0)
+    b = reproduce.independent_vs_shared("quick", seed=1)
+    assert [r["measured_ratio"] for r in a.rows] != [r["measured_ratio"] for r in b.rows]
+
+
+def test_failed_check_gives_exit_status_1(tmp_path):
+    # a tolerance no measurement meets: the 'within' checks fail
+    proc = cli("reproduce", "--quick", "--only", "independent_vs_shared", "--tolerance", "1e-9",
+               "--out", str(tmp_path))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "FAIL" in proc.stdout
+    rows = read_csv(tmp_path / "summary.csv")
+    assert any(r["passed"] == "FAIL" for r in rows)
+
+
+def test_unknown_experiment_gives_exit_status_2(tmp_path):
+    proc = cli("reproduce", "--quick", "--only", "ninety_nine", "no_such_thing", "--out", str(tmp_path))
+    assert proc.returncode == 2
+    assert "unknown experiment 'no_such_thing'" in proc.stderr
+    for name in NAMES:  # the message lists the valid names
+        assert name in proc.stderr
+    assert not any(tmp_path.iterdir())  # nothing ran
+
+
+@pytest.mark.parametrize("args", [["--seed", "-1"], ["--seed", "x"], ["--tolerance", "0"], ["--tolerance", "nan"]])
+def test_bad_arguments_give_exit_status_2(args, tmp_path):
+    proc = cli("reproduce", "--quick", "--only", "ninety_nine", *args, "--out", str(tmp_path))
+    assert proc.returncode == 2
+    assert "error:" in proc.stderr
+
+
+def test_experiment_names_are_normalised():
+    assert reproduce.experiment_name("Independent-vs-Shared") == "independent_vs_shared"
+    with pytest.raises(ValueError, match="unknown experiment 'nope'; choose from ninety_nine"):
+        reproduce.experiment_name("nope")
+    with pytest.raises(TypeError, match="experiment name must be a string"):
+        reproduce.experiment_name(3)
+
+
+def test_experiment_arguments_are_validated():
+    with pytest.raises(ValueError, match="config must be one of"):
+        reproduce.independent_vs_shared("medium")
+    with pytest.raises(TypeError, match="config must be"):
+        reproduce.independent_vs_shared(3)
+    with pytest.raises(ValueError, match="seed"):
+        reproduce.independent_vs_shared("quick", seed=-1)
+    with pytest.raises(ValueError, match="tolerance must be > 0"):
+        reproduce.independent_vs_shared("quick", tolerance=0.0)
+    with pytest.raises(ValueError, match="unknown experiment"):
+        reproduce.run_suite(["ninety-nine", "bogus"], progress=False)
+
+
+def test_knee_of_the_predicted_curve_is_the_theory_knee():
+    # for IBCD the ratio 1 + (m/tau - 1) r/n reaches 2 at tau = m r/(n + r) (theory.knee)
+    p = problems.synthetic(10, 100, 100, interpolating=True, cond=10, seed=0)
+    taus = np.arange(1, 101)
+    pred = [theory.predicted_ratio(p, "ibcd", 100, int(t)) for t in taus]
+    knee = reproduce._knee(taus, pred)
+    # linear interpolation in log tau between neighbouring integers: error below one grid step
+    assert abs(knee - theory.knee(100, 10, p.r)) < 0.5
+    assert math.isnan(reproduce._knee(taus, np.ones(100)))
+
+
+def test_summary_table_marks_failures():
+    res = reproduce.independent_vs_shared("quick", tolerance=1e-9)
+    assert not res.passed
+    text = res.table()
+    assert "FAIL" in text and "±1e-07%" in text
+    ok = reproduce.independent_vs_shared("quick")
+    assert ok.passed and "FAIL" not in ok.table()
+    # every 'within' row states its tolerance; the Monte-Carlo row uses 4 standard errors
+    var = ok.row(method="variance at x0", n=4)
+    assert 0 < var["tolerance"] < 0.15 and abs(var["rel_error"]) <= var["tolerance"]
