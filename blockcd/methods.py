@@ -268,34 +268,6 @@ class _Recorder:
         )
 
 
-def _masked_sum(blocks, mask, D):
-    """sum_i P_{S_i} D_i, for an (n, m) block mask (None: every block).
-
-    A reduction with ``where=``: each coordinate adds, in worker order, the
-    entries of the workers that sent its block, which are the nonzero terms of
-    the sum of the masked array, without forming that array.  With mask None
-    (tau = m) it is exactly the dense sum.
-    """
-    if mask is None:
-        return D.sum(axis=0)
-    if blocks.equal:
-        n = D.shape[0]
-        return np.add.reduce(D.reshape(n, blocks.m, -1), axis=0, where=mask[:, :, None]).reshape(-1)
-    return np.add.reduce(D, axis=0, where=blocks.expand(mask))
-
-
-def _add_sent(blocks, mask, h, D):
-    """h_i += P_{S_i} D_i in place: the shifts move on the blocks that were sent."""
-    if mask is None:
-        h += D
-    elif blocks.equal:
-        n = h.shape[0]
-        h3 = h.reshape(n, blocks.m, -1)
-        np.add(h3, D.reshape(n, blocks.m, -1), out=h3, where=mask[:, :, None])
-    else:
-        np.add(h, D, out=h, where=blocks.expand(mask))
-
-
 def _masks(sampler, k):
     return None if sampler.tau == sampler.m else sampler.masks(k)
 
@@ -316,36 +288,44 @@ class _Sent:
 
     Built from the (n, m) block mask (None: tau = m, every block).  Each
     coordinate's sum adds, in worker order and starting from zero, the entries
-    of the workers that sent its block: over the whole array with ``where=``,
-    or, with ``indexed``, through the (worker, coordinate) indices of the sent
-    entries and ``np.bincount`` (which adds in the order given).  Both add the
-    same numbers in the same order, so the iterates do not depend on the form.
+    of the workers that sent its block: over the whole array with ``where=``
+    (the block mask repeated to coordinates), or, with ``indexed``, through the
+    (worker, coordinate) indices of the sent entries and ``np.bincount``
+    (which adds in the order given).  Both add the same numbers in the same
+    order, which are the nonzero terms of the sum of the masked array, so the
+    iterates do not depend on the form.
     """
 
     def __init__(self, blocks, mask, indexed: bool):
-        self.blocks, self.mask, self.rows, self.cols = blocks, mask, None, None
-        if indexed and mask is not None:
+        self.d, self.mask, self.where, self.rows, self.cols = blocks.d, mask, None, None, None
+        if mask is None:
+            return
+        if indexed:
             workers, chosen = np.nonzero(mask)
             width = blocks.d // blocks.m
             self.rows = workers[:, None]
             self.cols = (chosen * width)[:, None] + np.arange(width)
+        else:
+            self.where = mask if blocks.m == blocks.d else np.repeat(mask, blocks.sizes, axis=1)
 
     def sum(self, D):
         """sum_i P_{S_i} D_i."""
+        if self.mask is None:
+            return D.sum(axis=0)
         if self.rows is None:
-            return _masked_sum(self.blocks, self.mask, D)
-        return np.bincount(self.cols.ravel(), weights=D[self.rows, self.cols].ravel(), minlength=self.blocks.d)
+            return np.add.reduce(D, axis=0, where=self.where)
+        return np.bincount(self.cols.ravel(), weights=D[self.rows, self.cols].ravel(), minlength=self.d)
 
     def shift(self, G, h):
         """Send D_i = G_i - h_i on the chosen blocks: h_i += P_{S_i} D_i in place, return sum_i P_{S_i} D_i."""
         if self.rows is None:
             D = G - h
-            _add_sent(self.blocks, self.mask, h, D)
-            return _masked_sum(self.blocks, self.mask, D)
+            np.add(h, D, out=h, where=True if self.mask is None else self.where)
+            return self.sum(D)
         hs = h[self.rows, self.cols]
         D = G[self.rows, self.cols] - hs
         h[self.rows, self.cols] = hs + D
-        return np.bincount(self.cols.ravel(), weights=D.ravel(), minlength=self.blocks.d)
+        return np.bincount(self.cols.ravel(), weights=D.ravel(), minlength=self.d)
 
 
 class _Minibatcher:
