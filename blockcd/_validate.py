@@ -8,7 +8,8 @@ instead of deep inside numpy.  Nothing in this module computes anything.
 from __future__ import annotations
 
 import numbers
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp

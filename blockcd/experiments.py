@@ -9,12 +9,12 @@ plotting is in :mod:`blockcd.plotting` and the predictions in
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from ._validate import check_choice, check_float, check_int, check_seed
-from .blocks import SAMPLINGS, partition, nice_mask
+from .blocks import SAMPLINGS, nice_mask, partition
 from .methods import run
 
 

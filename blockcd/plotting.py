@@ -9,7 +9,7 @@ runs a method; pass :class:`~blockcd.methods.History` objects or arrays.
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import matplotlib as mpl
 import matplotlib.pyplot as plt
