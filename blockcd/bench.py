@@ -1,0 +1,740 @@
+"""The performance benchmark: ``python -m blockcd.bench [--quick] [--only CASE ...] [--threads T]``.
+
+It prints one table (case, sizes, measured ratio, target, met or not, the
+same ratio from CPU time, notes) for the library's performance targets, every
+ratio taken between times measured in the same run:
+
+``floor``
+    Time of one IBCD (and ISEGA) iteration over the *gradient floor*, the time
+    to compute all n local gradients in the fastest form this machine offers.
+    The forms timed: one BLAS matrix-vector product over all rows plus a
+    batched product for the per-worker sums (what the library does); the same
+    in chunks of workers whose rows fit in a core's L2 cache, so the second
+    pass reads them from cache; ``einsum``; a block-diagonal sparse product; a
+    per-worker loop.  The iteration time is the difference between a run of
+    K + 1 iterations and a run of one, over K, so set-up and the history
+    do not count.
+``reference``
+    The library against :func:`reference_run`, a straightforward per-worker
+    Python loop, at the sizes of the widgets (n 10 to 100, d <= 200, 20 rows
+    per worker; also the widgets' default problem, 100 rows per worker), at the
+    floor sizes and on sparse data; the wall time of a whole 500-iteration run
+    at widget sizes; and the agreement of the iterates.
+``sampling``
+    Time to draw the (n, m) block masks of an iteration over the time of the
+    iteration; a ``scipy.sparse`` problem must stay sparse (types, and peak
+    memory far below a dense copy).
+``memory``
+    Peak memory (``tracemalloc``) of each method's n = 1000 run against twice
+    the data plus the per-worker state it needs (SAGA tables reported apart).
+``book``
+    Wall time to execute each chapter ``book/*.ipynb`` (in memory, with
+    ``nbclient``; the files are not modified).  Not part of ``--quick``.
+
+Timings are medians over repetitions, and the functions compared are called
+in alternation, so a change of load on a shared machine affects both sides of
+a ratio.  ``--quick`` runs reduced sizes in seconds; it is meant to check that
+everything runs and that the iterates agree, not to judge the targets.
+``--threads`` limits the BLAS threads (``threadpoolctl``); when
+``OPENBLAS_CORETYPE`` or ``OPENBLAS_L2_SIZE`` is set, the floor case is also
+re-run in a child process without them and shown in an extra column.
+
+How the reference is compared with the library.  The timed reference draws
+each worker's blocks with its own ``numpy.random.Generator.choice`` (one
+generator per worker, seeded by ``(seed, i)``), as a straightforward
+implementation would.  Those choices cannot equal the library's, which come
+from a counter-based Philox stream, so the same loop also accepts the blocks
+from the library's per-worker regeneration
+(:meth:`blockcd.blocks.BlockSampler.worker_blocks`, what a master or an MPI
+rank computes for one worker alone).  The agreement is checked both ways:
+with ``choices='stream'`` at the tau of the row (independent and shared
+sampling), and with the timed ``choices='choice'`` at tau = m, where every
+block is sent and the choice cannot matter.  Agreement means a relative
+difference of at most 1e-12: the two codes add the same numbers in different
+orders (per worker, then over workers).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gc
+import itertools
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.special import expit
+
+from . import problems, theory
+from ._validate import check_choice, check_float, check_int, check_seed
+from .blocks import SAMPLINGS, BlockSampler, partition
+from .methods import run
+from .problems import Problem
+
+#: the benchmark's cases, in the order they run
+CASES = ("floor", "reference", "sampling", "memory", "book")
+#: environment variables that select OpenBLAS kernels (never changed by the benchmark itself)
+BLAS_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+#: largest relative difference accepted between the library's and the reference's iterates
+AGREEMENT = 1e-12
+#: bytes of worker data per chunk in the cache-blocked floor form (half a core's 2 MiB L2)
+CHUNK_BYTES = 1 << 20
+
+#: (n, rows per worker, d, m, tau) of the gradient-floor targets (tau = m/n, at least 1)
+FLOOR_SIZES = [(100, 200, 1000, 1000, 10), (1000, 20, 1000, 100, 1)]
+#: the widget sizes of the targets (20 rows per worker) and the widgets' default problem (100 rows)
+WIDGET_SIZES = [(10, 20, 50, 10, 1), (10, 20, 200, 20, 2), (30, 20, 100, 30, 1), (100, 20, 200, 100, 1),
+                (100, 20, 200, 200, 2), (10, 100, 40, 40, 4)]
+QUICK_FLOOR_SIZES = [(20, 20, 200, 200, 10), (100, 5, 200, 20, 1)]
+QUICK_WIDGET_SIZES = [(10, 20, 50, 10, 1), (30, 20, 60, 30, 1)]
+
+
+# ------------------------------------------------------------------ the reference
+def _worker_data(problem: Problem) -> list[tuple]:
+    """Each worker's rows and targets (A_i, t_i), as views of the problem's storage."""
+    n = problem.n
+    if problem.split == "identical":
+        return [(problem._A2, problem._t)] * n
+    if problem.sparse:
+        off = problem.offsets
+        return [(problem._A2[off[i] : off[i + 1]], problem._t[off[i] : off[i + 1]]) for i in range(n)]
+    t2 = problem._t.reshape(n, problem.l_max)
+    return [(problem._A3[i, : problem.sizes[i]], t2[i, : problem.sizes[i]]) for i in range(n)]
+
+
+def reference_run(
+    problem: Problem,
+    method: str,
+    *,
+    m: int,
+    tau: int,
+    step: float,
+    iters: int,
+    seed: int = 0,
+    sampling: str = "independent",
+    choices: str = "choice",
+) -> dict:
+    r"""IBCD or ISEGA written as a per-worker Python loop: the benchmark's reference.
+
+    Each iteration, every worker i in turn computes its local gradient
+    :math:`g_i = \frac{1}{l_i} A_i^\top \phi'(A_i x) + \lambda x`, picks tau of
+    the m blocks and, for each chosen block b, adds :math:`\frac{m}{\tau}`
+    times block b of :math:`g_i` (ISEGA: of :math:`g_i - h_i`, and moves
+    :math:`h_i` to :math:`g_i` there) into the master's sum, so that
+    :math:`x \leftarrow x - \gamma\,\bigl(\bar h + \frac{1}{n}\sum_i
+    \frac{m}{\tau} P_{S_i}(g_i - h_i)\bigr)` with :math:`h = 0` for IBCD
+    (chapters 4 and 6).  It records what :func:`blockcd.run` records,
+    :math:`\|x^k - x^\star\|^2` and :math:`f(x^k) - f^\star`.
+
+    Parameters
+    ----------
+    problem : Problem
+    method : {'ibcd', 'isega'}
+    m : int, 1 <= m <= d
+        Number of blocks.
+    tau : int, 1 <= tau <= m
+        Blocks each worker sends.
+    step : float > 0
+    iters : int >= 1
+    seed : int >= 0
+    sampling : {'independent', 'shared'}
+    choices : {'choice', 'stream'}
+        ``'choice'``: worker i draws with its own ``numpy.random.default_rng((seed, i))``,
+        ``Generator.choice(m, tau, replace=False)`` (with shared sampling worker
+        0's draw serves everyone); ``'stream'``: worker i takes
+        ``BlockSampler(n, m, tau, seed, sampling).worker_blocks(k, i)``, the
+        library's own choice regenerated for that worker alone, so the run
+        must reproduce ``blockcd.run`` with the same seed.
+
+    Returns
+    -------
+    dict with ``dist2`` and ``gap`` (arrays of length iters + 1) and the last iterate ``x``.
+    """
+    if not isinstance(problem, Problem):
+        raise TypeError(f"problem must be a blockcd Problem, got {type(problem).__name__}")
+    method = check_choice("method", method, ("ibcd", "isega"))
+    n, d = problem.n, problem.d
+    m = check_int("m", m, 1, d)
+    tau = check_int("tau", tau, 1, m)
+    step = check_float("step", step, positive=True)
+    iters = check_int("iters", iters, 1)
+    seed = check_seed("seed", seed)
+    sampling = check_choice("sampling", sampling, SAMPLINGS)
+    choices = check_choice("choices", choices, ("choice", "stream"))
+
+    workers = _worker_data(problem)
+    blocks = partition(d, m)
+    starts, ends = blocks.starts.tolist(), (blocks.starts + blocks.sizes).tolist()
+    lam, ridge = problem.lam, problem.loss == "ridge"
+    if choices == "choice":
+        rngs = [np.random.default_rng((seed, i)) for i in range(n)]
+    else:
+        sampler = BlockSampler(n, m, tau, seed, sampling)
+    scale = m / tau
+    x = np.zeros(d)
+    h = [np.zeros(d) for _ in range(n)] if method == "isega" else None
+    hsum = np.zeros(d)  # sum of the h_i, known to the master
+    xs, fs = problem.x_star, problem.f_star
+    dist2, gap = np.empty(iters + 1), np.empty(iters + 1)
+
+    for k in range(iters + 1):
+        sent = np.zeros(d)  # sum of (m/tau) P_S(g_i - h_i)
+        moved = np.zeros(d)  # sum of P_S(g_i - h_i): how far the h_i move
+        fx = 0.0
+        for i, (Ai, ti) in enumerate(workers):
+            z = Ai @ x
+            if ridge:
+                fx += 0.5 * np.mean((z - ti) ** 2)
+                c = z - ti
+            else:
+                fx += np.mean(np.logaddexp(0.0, -ti * z))
+                c = -ti * expit(-ti * z)
+            if k == iters:
+                continue  # the last point is only recorded
+            gi = np.asarray(Ai.T @ c).ravel() / len(ti) + lam * x
+            if choices == "stream":
+                S = sampler.worker_blocks(k, i)
+            elif sampling == "independent" or i == 0:
+                S = rngs[i].choice(m, tau, replace=False)
+            for b in S:
+                s, e = starts[b], ends[b]
+                if h is None:
+                    sent[s:e] += scale * gi[s:e]
+                else:
+                    delta = gi[s:e] - h[i][s:e]
+                    sent[s:e] += scale * delta
+                    h[i][s:e] += delta
+                    moved[s:e] += delta
+        dist2[k] = float((x - xs) @ (x - xs))
+        gap[k] = fx / n + 0.5 * lam * float(x @ x) - fs
+        if k < iters:
+            x = x - step * (hsum + sent) / n
+            hsum += moved
+    return {"dist2": dist2, "gap": gap, "x": x}
+
+
+def agreement(
+    problem: Problem,
+    method: str,
+    *,
+    m: int,
+    tau: int,
+    iters: int,
+    seed: int = 0,
+    sampling: str = "independent",
+    choices: str = "stream",
+    step: float | None = None,
+) -> float:
+    r"""Largest relative difference between :func:`blockcd.run` and :func:`reference_run`.
+
+    The largest of :math:`\max_k |\Delta\|x^k - x^\star\|^2| / \|x^0 - x^\star\|^2`,
+    :math:`\max_k |\Delta(f(x^k) - f^\star)| / (f(x^0) - f^\star)` and
+    :math:`\|\Delta x^K\| / \|x^K\|`, for the same seed and step.
+
+    Parameters
+    ----------
+    problem, method, m, tau, iters, seed, sampling, choices
+        As in :func:`reference_run`.
+    step : float > 0 or None
+        None takes :func:`blockcd.theory.step_size`.
+
+    Returns
+    -------
+    float
+    """
+    if step is None:
+        step = theory.step_size(problem, method, m, tau)
+    lib = run(problem, method, m=m, tau=tau, step=step, iters=iters, seed=seed, sampling=sampling)
+    ref = reference_run(problem, method, m=m, tau=tau, step=step, iters=iters, seed=seed,
+                        sampling=sampling, choices=choices)
+    e_dist = np.max(np.abs(lib.dist2 - ref["dist2"])) / lib.dist2[0]
+    e_gap = np.max(np.abs(lib.gap - ref["gap"])) / abs(lib.gap[0])
+    e_x = np.linalg.norm(lib.x - ref["x"]) / max(np.linalg.norm(lib.x), 1e-300)
+    return float(max(e_dist, e_gap, e_x))
+
+
+# ------------------------------------------------------------------ timing
+class _Times:
+    """Wall-clock and CPU times (seconds) of repeated calls, by name."""
+
+    def __init__(self, names):
+        self.wall = {name: [] for name in names}
+        self.cpu = {name: [] for name in names}
+
+    def median(self, name: str, clock: str = "wall") -> float:
+        return float(np.median(getattr(self, clock)[name]))
+
+    def ratio(self, num: str, den: str) -> tuple[float, float]:
+        """(wall, cpu) ratios of the medians."""
+        return tuple(self.median(num, c) / self.median(den, c) for c in ("wall", "cpu"))
+
+    def scale(self, name: str, factor: float) -> None:
+        for clock in (self.wall, self.cpu):
+            clock[name] = [t * factor for t in clock[name]]
+
+    def per_iteration(self, short: str, long: str, iters: int) -> str:
+        """Add ``long + '/it'`` = (long run - short run) / iters, paired per round, and return its name.
+
+        The difference removes what a run costs once (set-up, the last recorded
+        point, the history), leaving the cost of ``iters`` iterations.
+        """
+        for clock in (self.wall, self.cpu):
+            clock[long + "/it"] = [(a - b) / iters for a, b in zip(clock[long], clock[short])]
+        return long + "/it"
+
+
+def _interleaved(fns: dict, reps: int) -> _Times:
+    """Call every function once per round, ``reps`` rounds, and record its times.
+
+    Alternating the functions within each round exposes them to the same
+    machine load, so the ratios of their medians are steadier than the times.
+    """
+    T = _Times(fns)
+    for _ in range(reps):
+        for name, fn in fns.items():
+            gc.collect()
+            c0, w0 = time.process_time(), time.perf_counter()
+            fn()
+            T.wall[name].append(time.perf_counter() - w0)
+            T.cpu[name].append(time.process_time() - c0)
+    return T
+
+
+def _repeat(f, x, k: int) -> None:
+    for _ in range(k):
+        f(x)
+
+
+def _draw(sampler: BlockSampler, ks, k: int) -> None:
+    """Draw the masks of the next ``k`` iterations, in order, as a run does."""
+    for _ in range(k):
+        sampler.masks(next(ks))
+
+
+def _draw_uniforms(sampler: BlockSampler, ks, k: int) -> None:
+    """Only the Philox draws of the next ``k`` iterations."""
+    for _ in range(k):
+        sampler.stream.draw(next(ks))
+
+
+@dataclass
+class Row:
+    """One line of the benchmark's table (``met`` None: a line for information)."""
+
+    case: str
+    sizes: str
+    measured: float | None
+    target: str
+    met: bool | None
+    note: str = ""
+    cpu: float | None = None
+    extra: dict = field(default_factory=dict)
+
+    def verdict(self) -> str:
+        return "-" if self.met is None else ("yes" if self.met else "NO")
+
+
+# ------------------------------------------------------------------ problems
+def _ready(p: Problem) -> Problem:
+    """Compute the constants a run needs (x*, f*) once, outside every timing."""
+    p.x_star, p.f_star  # noqa: B018
+    return p
+
+
+def _dense_ridge(n: int, rows: int, d: int, seed: int = 0) -> Problem:
+    """Dense ridge regression on Gaussian data, ``rows`` rows per worker, split in order."""
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((n * rows, d))
+    b = A @ (rng.standard_normal(d) / math.sqrt(d)) + 0.1 * rng.standard_normal(n * rows)
+    return _ready(problems.ridge(A, b, n_workers=n, split="contiguous", name=f"bench ridge n={n} d={d}"))
+
+
+def _problem(n: int, rows: int, d: int) -> Problem:
+    """The widgets' synthetic problem up to d = 200, Gaussian ridge data beyond (quicker to build)."""
+    if d <= 200:
+        return _ready(problems.synthetic(n, rows, d, cond=10, seed=0))
+    return _dense_ridge(n, rows, d)
+
+
+def _size(n, d, m, tau, rows) -> str:
+    return f"n={n} d={d} m={m} tau={tau} l={rows}"
+
+
+def _floor_forms(p: Problem) -> dict:
+    """Ways of computing the (n, d) local gradients of an evenly split dense ridge problem."""
+    n, lm, d = p._A3.shape
+    A3, A2, t, w = p._A3, p._A2, p._t, p._w
+    Q = sp.csr_matrix((np.ones(n * lm), np.arange(n * lm), np.arange(0, n * lm + 1, lm)), shape=(n, n * lm))
+    chunk = max(1, CHUNK_BYTES // (lm * d * 8))
+
+    def gemv_matmul(x):
+        c = w * (A2 @ x - t)
+        return np.matmul(c.reshape(n, 1, lm), A3).reshape(n, d)
+
+    def chunked(x):
+        G = np.empty((n, d))
+        for s in range(0, n, chunk):
+            e = min(n, s + chunk)
+            c = w[s * lm : e * lm] * (A2[s * lm : e * lm] @ x - t[s * lm : e * lm])
+            G[s:e] = np.matmul(c.reshape(e - s, 1, lm), A3[s:e]).reshape(e - s, d)
+        return G
+
+    def einsum(x):
+        c = w * (A2 @ x - t)
+        return np.einsum("nl,nld->nd", c.reshape(n, lm), A3)
+
+    def blockdiag(x):
+        Q.data = w * (A2 @ x - t)
+        return Q @ A2
+
+    def per_worker(x):
+        G = np.empty((n, d))
+        for i in range(n):
+            rows = slice(i * lm, (i + 1) * lm)
+            G[i] = (w[rows] * (A3[i] @ x - t[rows])) @ A3[i]
+        return G
+
+    return {
+        "gemv + batched matmul": gemv_matmul,
+        f"chunked gemv + matmul ({chunk} workers/chunk)": chunked,
+        "einsum": einsum,
+        "block-diagonal sparse": blockdiag,
+        "per-worker gemv": per_worker,
+    }
+
+
+# ------------------------------------------------------------------ cases
+def _case_floor(quick: bool, reps: int) -> list[Row]:
+    """IBCD and ISEGA iteration time over the gradient floor."""
+    K = 3 if quick else 10
+    rows = []
+    for n, lm, d, m, tau in QUICK_FLOOR_SIZES if quick else FLOOR_SIZES:
+        p = _dense_ridge(n, lm, d)
+        x = np.random.default_rng(1).standard_normal(d) / math.sqrt(d)
+        forms = _floor_forms(p)
+        G0 = forms["gemv + batched matmul"](x)
+        for name, f in forms.items():  # every form computes the same gradients
+            if not np.allclose(np.asarray(f(x)), G0, rtol=1e-10, atol=1e-12 * np.abs(G0).max()):
+                raise AssertionError(f"the floor form {name!r} computes other gradients")
+        fns = {name: partial(_repeat, f, x, K) for name, f in forms.items()}
+        for meth in ("ibcd", "isega"):
+            kw = {"m": m, "tau": tau, "step": theory.step_size(p, meth, m, tau)}
+            fns[meth + " 1"] = partial(run, p, meth, iters=1, **kw)
+            fns[meth] = partial(run, p, meth, iters=K + 1, **kw)
+        fns["ibcd"]()  # warm up
+        T = _interleaved(fns, reps)
+        for name in forms:
+            T.scale(name, 1 / K)
+        best = min(forms, key=T.median)
+        own = "gemv + batched matmul"
+        size = _size(n, d, m, tau, lm)
+        for meth, target in (("ibcd", 1.25), ("isega", 1.4)):
+            it = T.per_iteration(meth + " 1", meth, K)
+            wall, cpu = T.ratio(it, best)
+            rows.append(Row(f"floor: {meth} iteration / floor", size, wall, f"<= {target}", wall <= target,
+                            f"iteration {T.median(it) * 1e3:.1f} ms, floor {T.median(best) * 1e3:.1f} ms "
+                            f"({best}); {T.ratio(it, own)[0]:.2f} x the library's own form", cpu=cpu))
+        others = ", ".join(f"{name} {T.median(name) * 1e3:.1f}" for name in forms)
+        rows.append(Row("floor: the forms timed (ms)", size, None, "", None, others))
+    return rows
+
+
+def _case_reference(quick: bool, reps: int) -> list[Row]:
+    """The library against the per-worker reference loop, and the agreement of their iterates."""
+    rows = []
+    for n, lm, d, m, tau in QUICK_WIDGET_SIZES if quick else WIDGET_SIZES:
+        rows += _compare(_problem(n, lm, d), _size(n, d, m, tau, lm), m, tau, 20 if quick else 200, reps,
+                         widget=not quick)
+    if not quick:
+        for n, lm, d, m, tau in FLOOR_SIZES:
+            rows += _compare(_problem(n, lm, d), _size(n, d, m, tau, lm), m, tau, 5, reps, widget=False)
+    # sparse data, an iid split with unequal worker sizes, logistic loss
+    n, d = (20, 300) if quick else (100, 2000)
+    rng = np.random.default_rng(3)
+    A = sp.random(n * 20 + 7, d, density=0.02, random_state=rng, format="csr")
+    p = _ready(problems.logistic(A, rng.standard_normal(A.shape[0]) > 0, n_workers=n, lam=1e-2, seed=1))
+    m = d // 10
+    rows += _compare(p, f"sparse logistic n={n} d={d} m={m} tau=1", m, 1, 10 if quick else 50, reps, widget=False)
+    return rows
+
+
+def _compare(p: Problem, size: str, m: int, tau: int, K: int, reps: int, widget: bool) -> list[Row]:
+    err = max(
+        agreement(p, meth, m=m, tau=t, iters=min(K, 30), sampling=s, choices=c)
+        for meth in ("ibcd", "isega")
+        for t, s, c in ((tau, "independent", "stream"), (tau, "shared", "stream"), (m, "independent", "choice"))
+    )
+    rows = [Row("reference: iterates agree (rel. diff)", size, err, f"<= {AGREEMENT:g}", err <= AGREEMENT)]
+    kw = {"m": m, "tau": tau, "step": theory.step_size(p, "ibcd", m, tau)}
+    fns = {"library": partial(run, p, "ibcd", iters=K, **kw),
+           "reference": partial(reference_run, p, "ibcd", iters=K, **kw)}
+    if widget:
+        fns["500"] = partial(run, p, "ibcd", iters=500, **kw)
+    T = _interleaved(fns, reps)
+    wall, cpu = T.ratio("reference", "library")
+    target = 3.0 if widget else 1.0
+    rows.append(Row("reference: speed-up over the reference (ibcd)", size, wall, f">= {target:g}",
+                    wall >= target, f"library {T.median('library') / K * 1e6:.0f} us/iter, "
+                    f"reference {T.median('reference') / K * 1e6:.0f} us/iter", cpu=cpu))
+    if widget:
+        t500 = T.median("500")
+        rows.append(Row("reference: whole 500-iteration run (s)", size, t500, "<= 0.25", t500 <= 0.25,
+                        cpu=T.median("500", "cpu")))
+    return rows
+
+
+def _case_sampling(quick: bool, reps: int) -> list[Row]:
+    """Drawing the (n, m) masks against one IBCD iteration; sparse data stays sparse."""
+    rows = []
+    sizes = QUICK_WIDGET_SIZES + QUICK_FLOOR_SIZES if quick else WIDGET_SIZES[:-1] + FLOOR_SIZES
+    for n, lm, d, m, tau in sizes:
+        p = _problem(n, lm, d)
+        kw = {"m": m, "tau": tau, "step": theory.step_size(p, "ibcd", m, tau)}
+        K = (5 if quick else 50) if d <= 200 else (2 if quick else 5)
+        fns = {"masks": partial(_draw, BlockSampler(n, m, tau, 0), itertools.count(), K),
+               "uniforms": partial(_draw_uniforms, BlockSampler(n, m, tau, 0), itertools.count(), K),
+               "run 1": partial(run, p, "ibcd", iters=1, **kw),
+               "run": partial(run, p, "ibcd", iters=K + 1, **kw)}
+        T = _interleaved(fns, reps)
+        it = T.per_iteration("run 1", "run", K)
+        T.scale("masks", 1 / K)
+        T.scale("uniforms", 1 / K)
+        wall, cpu = T.ratio("masks", it)
+        rows.append(Row("sampling: masks / iteration", _size(n, d, m, tau, lm), wall, "<= 0.1", wall <= 0.1,
+                        f"masks {T.median('masks') * 1e6:.0f} us, of which the Philox uniforms "
+                        f"{T.median('uniforms') * 1e6:.0f} us; iteration {T.median(it) * 1e6:.0f} us", cpu=cpu))
+    rows += _sparse_stays_sparse(quick)
+    return rows
+
+
+def _sparse_stays_sparse(quick: bool) -> list[Row]:
+    N, d, n = (3000, 600, 20) if quick else (50000, 20000, 100)
+    rng = np.random.default_rng(4)
+    A = sp.random(N, d, density=5e-4, random_state=rng, format="csr") + sp.eye(N, d, format="csr")
+    p = _ready(problems.ridge(A, rng.standard_normal(N), n_workers=n, lam=1e-2, split="iid"))
+    dense_bytes = N * d * 8
+    m = d // 10
+    worst, notes = 0.0, []
+    for meth, batch in (("ibcd", None), ("isega", None), ("is-sgd", 4), ("is-saga", 2)):
+        step = theory.step_size(p, meth, m, 1, batch=batch)
+        tracemalloc.start()
+        run(p, meth, m=m, tau=1, step=step, iters=3, batch=batch)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        worst = max(worst, peak / dense_bytes)
+        notes.append(f"{meth} {peak / 2**20:.1f} MiB")
+    ok = sp.issparse(p._A2) and worst < 0.1
+    return [Row("sampling: sparse data not densified (peak / dense size)", f"N={N} d={d} n={n} density 5e-4",
+                worst, "< 0.1, data sparse", ok,
+                f"a dense copy would take {dense_bytes / 2**20:.0f} MiB; run peaks: {', '.join(notes)}")]
+
+
+def _state_bytes(p: Problem, method: str) -> tuple[int, int]:
+    """(per-worker state the method needs, SAGA tables) in bytes.
+
+    Every method forms the n local estimates, an (n, d) array; ISEGA and
+    IS-SAGA keep the shifts h, another (n, d); IS-SAGA also keeps each
+    worker's table of derivatives (n, l_max) and their average abar (n, d),
+    reported apart.
+    """
+    nd = p.n * p.d * 8
+    if method == "isega":
+        return 2 * nd, 0
+    if method == "is-saga":
+        return 2 * nd, nd + p.n * p.l_max * 8
+    return nd, 0
+
+
+def _case_memory(quick: bool, reps: int) -> list[Row]:
+    """Peak memory of the n = 1000 run against 2 x data + the per-worker state of the method.
+
+    ``tracemalloc`` sees numpy's allocations; the data exist before the run,
+    so the peak is the data plus the most the run held at once.  The SAGA
+    tables are left out of the comparison and reported in the note.
+    """
+    n, lm, d, m, tau = QUICK_FLOOR_SIZES[1] if quick else FLOOR_SIZES[1]
+    p = _dense_ridge(n, lm, d)
+    data = p._A2.nbytes + p._t.nbytes + p._w.nbytes
+    rows = []
+    for meth, batch in (("ibcd", None), ("isega", None), ("is-sgd", 1), ("is-saga", 1), ("is-asgd", None)):
+        step = 0.5 / p.L if meth == "is-asgd" else theory.step_size(p, meth, m, tau, batch=batch)
+        gc.collect()
+        tracemalloc.start()
+        run(p, meth, m=m, tau=tau, step=step, iters=3, batch=batch)
+        extra = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        state, tables = _state_bytes(p, meth)
+        ratio = (data + extra - tables) / (2 * data + state)
+        note = f"data {data / 2**20:.1f} MiB, the run holds {extra / 2**20:.1f} MiB at most, state {state / 2**20:.1f} MiB"
+        if tables:
+            note += f", SAGA tables {tables / 2**20:.1f} MiB (left out)"
+        rows.append(Row(f"memory: {meth} peak / (2 data + state)", _size(n, d, m, tau, lm), ratio, "<= 1",
+                        ratio <= 1, note))
+    return rows
+
+
+def _case_book(quick: bool, reps: int, root: Path | None = None) -> list[Row]:
+    """Execute every chapter (in memory) and time it."""
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+
+    root = Path(__file__).resolve().parent.parent if root is None else root
+    chapters = sorted((root / "book").glob("*.ipynb"))
+    if not chapters:
+        return [Row("book: chapters", str(root / "book"), None, "< 60 s each", None, "no chapters found")]
+    rows, total = [], 0.0
+    for path in chapters:
+        nb = nbformat.read(path, as_version=4)
+        client = NotebookClient(nb, timeout=600, kernel_name="python3",
+                                resources={"metadata": {"path": str(path.parent)}})
+        t0 = time.perf_counter()
+        try:
+            client.execute()
+            note = ""
+        except (CellExecutionError, CellTimeoutError, DeadKernelError) as exc:  # report it, go on
+            note = f"failed: {type(exc).__name__}"
+        dt = time.perf_counter() - t0
+        total += dt
+        rows.append(Row(f"book: {path.name} (s)", "", dt, "< 60", dt < 60 and not note, note))
+    rows.append(Row("book: all chapters (s)", f"{len(chapters)} chapters", total, "< 240", total < 240))
+    return rows
+
+
+_RUNNERS = {"floor": _case_floor, "reference": _case_reference, "sampling": _case_sampling,
+            "memory": _case_memory, "book": _case_book}
+
+
+# ------------------------------------------------------------------ report
+@contextlib.contextmanager
+def _blas_threads(threads: int | None):
+    """Limit the BLAS threads (threadpoolctl) for the duration, or leave them as configured."""
+    if threads is None:
+        yield
+        return
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=threads, user_api="blas"):
+        yield
+
+
+def _machine() -> str:
+    """One line on Python, numpy's BLAS (kernel, threads), the OpenBLAS variables and the load."""
+    parts = [f"python {platform.python_version()}", f"numpy {np.__version__}"]
+    try:
+        from threadpoolctl import threadpool_info
+
+        blas = [i for i in threadpool_info() if i.get("user_api") == "blas"]
+        blas.sort(key=lambda i: "numpy" not in i.get("filepath", ""))  # numpy's own first
+        if blas:
+            i = blas[0]
+            parts.append(f"numpy's BLAS: {i.get('internal_api')} {i.get('version')}, kernel "
+                         f"{i.get('architecture')}, {i.get('num_threads')} threads")
+    except ImportError:
+        pass
+    parts.append(", ".join(f"{k}={os.environ[k]}" for k in BLAS_ENV if k in os.environ) or "OPENBLAS_* unset")
+    if hasattr(os, "getloadavg"):
+        parts.append("load {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()))
+    return "; ".join(parts)
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return "-"
+    if v == 0 or 1e-3 <= abs(v) < 1e4:
+        return f"{v:.3g}"
+    return f"{v:.2e}"
+
+
+def _table(rows: list[Row], extra_col: str | None = None) -> str:
+    """The rows as a fixed-width text table."""
+    head = ["case", "sizes", "measured", "target", "met", "cpu"] + ([extra_col] if extra_col else []) + ["notes"]
+    body = [[r.case, r.sizes, _fmt(r.measured), r.target, r.verdict(), _fmt(r.cpu)]
+            + ([_fmt(r.extra.get(extra_col))] if extra_col else []) + [r.note] for r in rows]
+    widths = [max(len(x[j]) for x in [head, *body]) for j in range(len(head) - 1)]
+    lines = []
+    for x in [head, *body]:
+        lines.append("  ".join(s.ljust(w) for s, w in zip(x[:-1], widths)) + "  " + x[-1])
+        if x is head:
+            lines.append("  ".join("-" * w for w in widths) + "  -----")
+    return "\n".join(lines)
+
+
+def _without_blas_env(args) -> tuple[dict, str] | None:
+    """Re-run the floor case with the OpenBLAS variables unset, in a child process.
+
+    Returns the child's ratios by (case, sizes) and its machine line, or None
+    when neither variable is set.
+    """
+    if not any(k in os.environ for k in BLAS_ENV):
+        return None
+    env = {k: v for k, v in os.environ.items() if k not in BLAS_ENV}
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "rows.json"
+        cmd = [sys.executable, "-m", "blockcd.bench", "--only", "floor", "--reps", str(args.reps), "--json", str(out)]
+        if args.quick:
+            cmd.append("--quick")
+        if args.threads is not None:
+            cmd += ["--threads", str(args.threads)]
+        subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
+        got = json.loads(out.read_text())
+    return {(r["case"], r["sizes"]): r["measured"] for r in got["rows"]}, got["machine"]
+
+
+def main(argv=None) -> list[Row]:
+    """Run the benchmark (``python -m blockcd.bench --help``), print its table and return its rows."""
+    parser = argparse.ArgumentParser(prog="python -m blockcd.bench",
+                                     description="Performance benchmark of blockcd (see the module docstring).")
+    parser.add_argument("--quick", action="store_true", help="reduced sizes, a few seconds, no book")
+    parser.add_argument("--only", nargs="+", choices=CASES, metavar="CASE", help=f"cases to run, of {CASES}")
+    parser.add_argument("--reps", type=int, default=None, help="repetitions of each timing (default 7; quick 1)")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="BLAS threads for the whole benchmark (default: as configured)")
+    parser.add_argument("--json", type=Path, default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.reps is None:
+        args.reps = 1 if args.quick else 7
+    if args.reps < 1:
+        parser.error("--reps must be >= 1")
+    if args.threads is not None and args.threads < 1:
+        parser.error("--threads must be >= 1")
+    cases = args.only or [c for c in CASES if not (args.quick and c == "book")]
+    with _blas_threads(args.threads):
+        start = _machine()
+        print(start, flush=True)
+        rows: list[Row] = []
+        for case in cases:
+            t0 = time.perf_counter()
+            rows += _RUNNERS[case](args.quick, args.reps)
+            print(f"[{case}: {time.perf_counter() - t0:.1f} s]", file=sys.stderr, flush=True)
+        machine = _machine()
+    extra_col = None
+    if "floor" in cases and args.json is None:
+        unset = _without_blas_env(args)
+        if unset is not None:
+            extra_col = "OPENBLAS_* unset"
+            for r in rows:
+                r.extra[extra_col] = unset[0].get((r.case, r.sizes))
+            print(f"column '{extra_col}': the floor case re-run in a child process: {unset[1]}")
+    if args.json is not None:
+        args.json.write_text(json.dumps({"machine": start, "rows": [r.__dict__ for r in rows]}))
+    print(_table(rows, extra_col))
+    print(f"measured: ratio of wall-clock medians over {args.reps} interleaved repetitions; cpu: the same "
+          f"from CPU time, steadier when other processes load the machine; at the end: {machine.split('; ')[-1]}")
+    return rows
+
+
+if __name__ == "__main__":
+    main()

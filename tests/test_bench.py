@@ -1,0 +1,155 @@
+"""The benchmark (``python -m blockcd.bench``): it runs, and the library agrees with its reference.
+
+No timing is asserted here (the machine is shared); only that every case
+runs at the reduced sizes of ``--quick`` and that the straightforward
+per-worker reference reproduces the library's iterates.
+"""
+
+import json
+
+import nbformat
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from blockcd import bench, problems
+from blockcd.bench import AGREEMENT, Row, agreement, reference_run
+
+
+@pytest.fixture(scope="module")
+def quick_rows():
+    return bench.main(["--quick", "--reps", "1"])
+
+
+def test_quick_benchmark_runs_every_case(quick_rows, capsys):
+    cases = {r.case.split(":")[0] for r in quick_rows}
+    assert cases == {"floor", "reference", "sampling", "memory"}  # --quick leaves the book out
+    timed = [r for r in quick_rows if r.measured is not None and not r.case.startswith("reference: iterates")]
+    assert timed and all(np.isfinite(r.measured) for r in timed)
+
+
+def test_quick_benchmark_iterates_agree_with_the_reference(quick_rows):
+    agree = [r for r in quick_rows if r.case.startswith("reference: iterates agree")]
+    assert len(agree) == 3  # two widget sizes and the sparse logistic problem
+    for r in agree:
+        assert r.met and r.measured <= AGREEMENT, (r.sizes, r.measured)
+
+
+def test_quick_benchmark_keeps_sparse_data_sparse(quick_rows):
+    (row,) = [r for r in quick_rows if r.case.startswith("sampling: sparse")]
+    assert row.met, row.note
+
+
+def _problem(kind: str):
+    rng = np.random.default_rng(0)
+    if kind == "dense ridge":
+        return problems.synthetic(4, 15, 12, cond=5, seed=1)
+    if kind == "dense logistic, uneven split":
+        A = rng.standard_normal((61, 12))
+        return problems.logistic(A, rng.standard_normal(61) > 0, n_workers=4, lam=0.1, split="iid", seed=2)
+    if kind == "sparse ridge":
+        A = sp.random(60, 12, density=0.4, random_state=3, format="csr") + sp.eye(60, 12)
+        return problems.ridge(A, rng.standard_normal(60), n_workers=4, lam=0.05, split="iid", seed=3)
+    A = rng.standard_normal((30, 12))
+    return problems.ridge(A, rng.standard_normal(30), n_workers=4, split="identical")
+
+
+KINDS = ["dense ridge", "dense logistic, uneven split", "sparse ridge", "identical split"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("method", ["ibcd", "isega"])
+@pytest.mark.parametrize("sampling", ["independent", "shared"])
+@pytest.mark.parametrize("m", [6, 5])  # 12 % 6 == 0: equal blocks; 12 % 5 != 0: unequal
+def test_reference_with_the_library_stream_reproduces_the_iterates(kind, method, sampling, m):
+    p = _problem(kind)
+    for tau in (1, 2, m):
+        err = agreement(p, method, m=m, tau=tau, iters=25, seed=7, sampling=sampling, choices="stream")
+        assert err <= AGREEMENT, (tau, err)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("method", ["ibcd", "isega"])
+def test_timed_reference_reproduces_the_iterates_at_tau_m(kind, method):
+    p = _problem(kind)
+    assert agreement(p, method, m=6, tau=6, iters=25, choices="choice") <= AGREEMENT
+
+
+def test_agreement_detects_other_block_choices():
+    # with its own Generator.choice the reference sends other blocks: the check must see it
+    p = _problem("dense ridge")
+    assert agreement(p, "ibcd", m=6, tau=1, iters=25, choices="choice") > 1e-6
+
+
+def test_reference_records_the_start_and_every_iterate():
+    p = _problem("dense ridge")
+    out = reference_run(p, "ibcd", m=6, tau=2, step=0.05, iters=10, choices="stream")
+    assert out["dist2"].shape == out["gap"].shape == (11,)
+    assert out["dist2"][0] == pytest.approx(float(p.x_star @ p.x_star))
+    assert out["dist2"][-1] < out["dist2"][0]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "exc", "word"),
+    [
+        ({"method": "is-saga"}, ValueError, "method"),
+        ({"choices": "random"}, ValueError, "choices"),
+        ({"tau": 7}, ValueError, "tau"),
+        ({"step": -1.0}, ValueError, "step"),
+        ({"iters": 0}, ValueError, "iters"),
+        ({"sampling": "joint"}, ValueError, "sampling"),
+    ],
+)
+def test_reference_validates_its_arguments(kwargs, exc, word):
+    args = {"method": "ibcd", "m": 6, "tau": 2, "step": 0.05, "iters": 3, **kwargs}
+    with pytest.raises(exc, match=word):
+        reference_run(_problem("dense ridge"), args.pop("method"), **args)
+
+
+def test_reference_rejects_a_non_problem():
+    with pytest.raises(TypeError, match="problem"):
+        reference_run(np.zeros((3, 3)), "ibcd", m=1, tau=1, step=0.1, iters=1)
+
+
+def test_table_lists_every_row_with_its_verdict():
+    rows = [Row("floor: a", "n=1", 1.1, "<= 1.25", True, "note a", cpu=1.2),
+            Row("memory: b", "n=2", 3.0, "<= 1", False), Row("forms", "n=3", None, "", None)]
+    text = bench._table(rows).splitlines()
+    assert text[0].split()[:6] == ["case", "sizes", "measured", "target", "met", "cpu"]
+    assert len(text) == 2 + len(rows)
+    assert text[2].split()[-4:] == ["yes", "1.2", "note", "a"]
+    assert " NO " in text[3] and text[4].split()[-1] == "-"
+
+
+@pytest.mark.parametrize("argv", [["--only", "everything"], ["--reps", "0"]])
+def test_main_rejects_bad_arguments(argv):
+    with pytest.raises(SystemExit):
+        bench.main(argv)
+
+
+def test_json_output_round_trips(tmp_path):
+    out = tmp_path / "rows.json"
+    rows = bench.main(["--quick", "--only", "memory", "--json", str(out)])
+    got = json.loads(out.read_text())
+    assert [r["case"] for r in got["rows"]] == [r.case for r in rows]
+    assert "numpy" in got["machine"]
+
+
+def test_book_case_times_each_chapter_and_reports_failures(tmp_path):
+    book = tmp_path / "book"
+    book.mkdir()
+    ok, bad = nbformat.v4.new_notebook(), nbformat.v4.new_notebook()
+    ok.cells = [nbformat.v4.new_code_cell("x = 1 + 1")]
+    bad.cells = [nbformat.v4.new_code_cell("raise RuntimeError('chapter fails')")]
+    nbformat.write(ok, book / "01_ok.ipynb")
+    nbformat.write(bad, book / "02_bad.ipynb")
+    rows = bench._case_book(False, 1, root=tmp_path)
+    assert [r.case for r in rows] == ["book: 01_ok.ipynb (s)", "book: 02_bad.ipynb (s)", "book: all chapters (s)"]
+    assert rows[0].met and rows[0].note == ""
+    assert not rows[1].met and "CellExecutionError" in rows[1].note
+    assert rows[2].measured == pytest.approx(rows[0].measured + rows[1].measured)
+
+
+def test_book_case_without_chapters(tmp_path):
+    (row,) = bench._case_book(False, 1, root=tmp_path)
+    assert row.met is None and row.note == "no chapters found"
