@@ -169,5 +169,5 @@ def test_summary_table_marks_failures():
     ok = reproduce.independent_vs_shared("quick")
     assert ok.passed and "FAIL" not in ok.table()
     # every 'within' row states its tolerance; the Monte-Carlo row uses 4 standard errors
-    var = ok.row(method="variance at x0", n=4)
+    var = ok.row(method="variance", n=4)
     assert 0 < var["tolerance"] < 0.15 and abs(var["rel_error"]) <= var["tolerance"]
