@@ -20,8 +20,8 @@ configuration (:data:`QUICK` or :data:`FULL`) and one seed: the problems are
 built with that seed and the runs use seeds ``seed, seed + 1, ...``.
 
 Each measured ratio K(tau)/K(m) averages the iterations over the seeds (the
-spread is the smallest and largest per-seed ratio) and is compared with one of
-two predictions, named in the ``prediction`` column:
+spread is the smallest and largest per-seed ratio) and is compared with a
+prediction named in the ``prediction`` column:
 
 * ``L ratio``: the leading term L(tau)/L(m) of :func:`blockcd.theory.predicted_ratio`
   (for IBCD 1 + (m/tau - 1) r/n, the m/n rule), used for IBCD and IS-SGD on
@@ -30,7 +30,13 @@ two predictions, named in the ``prediction`` column:
   :func:`blockcd.theory.predicted_iterations` at tau over the same at m, used
   where another term of the bound matters: the memory term 2m/tau of ISEGA and
   IS-SAGA, the neighbourhood of IBCD and IS-SGD on non-interpolating data, and
-  the log(1 - 1/(rho sqrt(kappa))) of IS-ASGD when sqrt(kappa) is small.
+  the log(1 - 1/(rho sqrt(kappa))) of IS-ASGD when sqrt(kappa) is small;
+* ``m/tau (shared)``: shared block choices, randomized coordinate descent with
+  expected smoothness (m/tau) L (experiment 3), and ``key lemma``: the ratio of
+  the two aggregation variances (experiment 3, checked to four Monte-Carlo
+  standard errors);
+* ``L ratio (step term only)``: L(tau)/L(m) where the bound's memory term is
+  the larger one (experiment 5).
 
 A check is ``within`` (|measured/predicted - 1| <= tolerance, 15% by default:
 THEORY section 9, where the theory's step is the binding constraint), ``below``
@@ -415,9 +421,9 @@ def _one_thread(fn):
     return wrapper
 
 
-def _predicted(problem, method, m, tau, eps, *, batch=None, step_scale=1.0):
+def _predicted(problem, method, m, tau, eps, *, batch=None):
     """(predicted K(tau)/K(m), which prediction): see the module docstring."""
-    if method in ("ibcd", "is-sgd") and problem.interpolating and step_scale == 1.0:
+    if method in ("ibcd", "is-sgd") and problem.interpolating:
         return theory.predicted_ratio(problem, method, m, tau, batch=batch), "L ratio"
     k_tau = theory.predicted_iterations(problem, method, m, tau, eps, batch=batch)
     k_m = theory.predicted_iterations(problem, method, m, m, eps, batch=batch)
@@ -428,13 +434,9 @@ def _batch(method):
     return BATCH if method in ("is-sgd", "is-saga") else None
 
 
-def _random(method, m, tau, sampling="independent"):
+def _random(method, m, tau):
     """Whether runs differ between seeds (block choices, or minibatches)."""
     return tau < m or method in ("is-sgd", "is-saga")
-
-
-def _label(problem) -> str:
-    return problem.name
 
 
 def _fig(nrows=1, ncols=1, **kw):
@@ -634,8 +636,12 @@ def iterations_vs_tau(config="quick", *, seed: int = 0, progress=None, tolerance
     R.settle()
     R.close()
 
-    fig, axes = _fig(1, len(panels), size=(4.2 * len(panels), 4.0), sharey=True)
-    for ax, (n, p, lines) in zip(axes[0], panels):
+    ncols = min(len(panels), 2)
+    nrows = -(-len(panels) // ncols)
+    fig, axes = _fig(nrows, ncols, size=(5.2 * ncols, 4.0 * nrows), sharey=True)
+    for ax in axes.flat[len(panels):]:
+        ax.set_visible(False)
+    for ax, (n, p, lines) in zip(axes.flat, panels):
         for method, (dense, pred_dense, knee, meas) in lines.items():
             st = plotting.style(method)
             ax.plot(dense, pred_dense, color=st["color"], ls="--", lw=1.5)
@@ -653,8 +659,13 @@ def iterations_vs_tau(config="quick", *, seed: int = 0, progress=None, tolerance
         ax.set_yscale("log")
         ax.set_xlabel(r"blocks sent per worker per iteration, $\tau$")
         ax.text(0.97, 0.97, f"n = {n}, r = {p.r:.2g}", transform=ax.transAxes, ha="right", va="top")
-    axes[0, 0].set_ylabel(r"$K(\tau) / K(m)$")
-    axes[0, 0].legend(fontsize=8, loc="lower left")
+    for ax in axes[:, 0]:
+        ax.set_ylabel(r"$K(\tau) / K(m)$")
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], ls="--", lw=1.5, marker=plotting.style(mm)["marker"], color=plotting.style(mm)["color"],
+                      label=plotting.style(mm)["label"]) for mm in METHODS]
+    axes[0, 0].legend(handles=handles, fontsize=8, loc="lower left")
     fig.tight_layout()
     return Result("iterations_vs_tau", rows, fig)
 
