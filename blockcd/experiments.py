@@ -46,7 +46,7 @@ def iterations_to(
     step_scale = check_float("step_scale", step_scale, positive=True)
     out = np.full((len(taus), len(seeds)), np.nan)
     for a, tau in enumerate(taus):
-        step = step_scale * theory.step_size(problem, method, m, tau, batch=batch)
+        step = step_scale * theory.step_size(problem, method, m, tau, batch=batch, sampling=sampling)
         guess = theory.predicted_iterations(problem, method, m, tau, eps, step=step, batch=batch)
         # measured counts are typically 30-60% of the bound: start below it and
         # double (a shorter run is an exact prefix of a longer one, so the

@@ -91,7 +91,7 @@ class History:
         np.savez(path, meta=np.array(meta), **arrays)
 
     @classmethod
-    def load(cls, path) -> "History":
+    def load(cls, path) -> History:
         """Read a history written by :meth:`save` (``allow_pickle=False``)."""
         with np.load(Path(path), allow_pickle=False) as z:
             meta = json.loads(str(z["meta"]))
@@ -171,7 +171,7 @@ def run(
     elif batch is not None:
         raise ValueError(f"batch applies to 'is-sgd' and 'is-saga' only, not to {method!r}")
     if step is None:
-        step = theory.step_size(problem, method, m, tau, batch=batch)
+        step = theory.step_size(problem, method, m, tau, batch=batch, sampling=sampling)
     else:
         step = check_float("step", step, positive=True)
     x = np.zeros(d) if x0 is None else check_vector("x0", x0, d, "the problem dimension d").copy()
@@ -235,7 +235,8 @@ class _Recorder:
 
     def _diverged(self, k: int):
         try:
-            safe = theory.step_size(self.p, self.method, self.blocks.m, self.sampler.tau, batch=self.batch)
+            safe = theory.step_size(self.p, self.method, self.blocks.m, self.sampler.tau, batch=self.batch,
+                                    sampling=self.sampler.sampling)
             hint = f"the largest step the theory allows here is {safe:.4g}"
         except ValueError as exc:
             hint = f"the theory gives no step here ({exc})"

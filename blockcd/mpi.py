@@ -567,7 +567,8 @@ class _Evaluator:
         elif not d2 <= self.limit:
             try:
                 hint = "the largest step the theory allows here is " + format(
-                    theory.step_size(self.p, self.cfg.method, self.cfg.m, self.cfg.tau), ".4g")
+                    theory.step_size(self.p, self.cfg.method, self.cfg.m, self.cfg.tau, batch=self.cfg.batch,
+                                     sampling=self.cfg.sampling), ".4g")
             except ValueError as exc:
                 hint = f"the theory gives no step here ({exc})"
             raise DivergenceError(
@@ -581,7 +582,7 @@ def _master_setup(problem, cfg):
     """The step (theory's by default) and the IS-ASGD constants; raises ValueError if none applies."""
     step = cfg.step
     if step is None:
-        step = theory.step_size(problem, cfg.method, cfg.m, cfg.tau, batch=cfg.batch)
+        step = theory.step_size(problem, cfg.method, cfg.m, cfg.tau, batch=cfg.batch, sampling=cfg.sampling)
     consts = None
     if cfg.method == "is-asgd":
         rho = 1.0 / (step * problem.L)

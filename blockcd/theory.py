@@ -109,11 +109,30 @@ def rho(problem, m: int, tau: int) -> float:
     return 1.0 + omega(m, tau) * r0 / problem.n
 
 
-def expected_smoothness(problem, method: str, m: int, tau: int, *, batch: int | None = None) -> float:
-    """The constant L(tau) of the method (see the module table); the step is built from it."""
+def expected_smoothness(problem, method: str, m: int, tau: int, *, batch: int | None = None,
+                        sampling: str = "independent") -> float:
+    """The constant L(tau) of the method (see the module table); the step is built from it.
+
+    With ``sampling='shared'`` (one block choice for all workers) the key lemma
+    gives variance omega ||gbar||^2 instead of (omega/n) mean ||g_i||^2, so
+    ibcd: (m/tau) L;  is-sgd: (m/tau)(L + L_loc/n);  is-asgd: rho = m/tau;
+    isega and is-saga: the independent constants with omega/n replaced by
+    omega (the same proofs with the shared bound; conservative).
+    """
     method = _method(method)
     m, tau = _m_tau(problem, m, tau)
+    sampling = check_choice("sampling", sampling, ("independent", "shared"))
     w, n, L = omega(m, tau), problem.n, problem.L
+    if sampling == "shared":
+        if method == "ibcd":
+            return (m / tau) * L
+        if method == "is-sgd":
+            return (m / tau) * (L + _local_L(problem, batch) / n)
+        if method == "isega":
+            return L + ISEGA_C * w * problem.L_max
+        if method == "is-saga":
+            return L + ISSAGA_C * (m / tau) * _local_L(problem, batch)
+        return (m / tau) * L
     if method == "ibcd":
         return L + w * problem.L_max / n
     if method == "is-sgd":
@@ -125,10 +144,11 @@ def expected_smoothness(problem, method: str, m: int, tau: int, *, batch: int | 
     return rho(problem, m, tau) * L
 
 
-def step_size(problem, method: str, m: int, tau: int, *, batch: int | None = None) -> float:
-    """The theory's step size (for IS-ASGD, eta); see the module table."""
+def step_size(problem, method: str, m: int, tau: int, *, batch: int | None = None,
+              sampling: str = "independent") -> float:
+    """The theory's step size (for IS-ASGD, eta); see the module table and :func:`expected_smoothness`."""
     method = _method(method)
-    Lt = expected_smoothness(problem, method, m, tau, batch=batch)
+    Lt = expected_smoothness(problem, method, m, tau, batch=batch, sampling=sampling)
     return 1.0 / (2.0 * Lt) if method in ("ibcd", "is-sgd") else 1.0 / Lt
 
 
