@@ -11,7 +11,8 @@ ratio taken between times measured in the same run:
     batched product for the per-worker sums (what the library does); the same
     in chunks of workers whose rows fit in a core's L2 cache, so the second
     pass reads them from cache; ``einsum``; a block-diagonal sparse product; a
-    per-worker loop.  The iteration time is the difference between a run of
+    per-worker loop; each with the BLAS threads as configured and, if that is
+    more than one, with one thread.  The iteration time is the difference between a run of
     K + 1 iterations and a run of one, over K, so set-up and the history
     do not count.
 ``reference``
@@ -418,8 +419,9 @@ def _floor_forms(p: Problem) -> dict:
 # ------------------------------------------------------------------ cases
 def _case_floor(quick: bool, reps: int) -> list[Row]:
     """IBCD and ISEGA iteration time over the gradient floor."""
-    K = 3 if quick else 10
+    K = 5 if quick else 10
     rows = []
+    one = _one_thread_controller()
     for n, lm, d, m, tau in QUICK_FLOOR_SIZES if quick else FLOOR_SIZES:
         p = _dense_ridge(n, lm, d)
         x = np.random.default_rng(1).standard_normal(d) / math.sqrt(d)
@@ -429,26 +431,52 @@ def _case_floor(quick: bool, reps: int) -> list[Row]:
             if not np.allclose(np.asarray(f(x)), G0, rtol=1e-10, atol=1e-12 * np.abs(G0).max()):
                 raise AssertionError(f"the floor form {name!r} computes other gradients")
         fns = {name: partial(_repeat, f, x, K) for name, f in forms.items()}
+        if one is not None:  # the same forms with one BLAS thread (on a busy machine a second one mostly waits)
+            fns.update({name + ", 1 thread": partial(_one_thread, one, _repeat, f, x, K) for name, f in forms.items()})
+        floors = list(fns)
         for meth in ("ibcd", "isega"):
             kw = {"m": m, "tau": tau, "step": theory.step_size(p, meth, m, tau)}
             fns[meth + " 1"] = partial(run, p, meth, iters=1, **kw)
             fns[meth] = partial(run, p, meth, iters=K + 1, **kw)
+            if one is not None:
+                fns[meth + " 1, 1 thread"] = partial(_one_thread, one, run, p, meth, iters=1, **kw)
+                fns[meth + ", 1 thread"] = partial(_one_thread, one, run, p, meth, iters=K + 1, **kw)
         fns["ibcd"]()  # warm up
         T = _interleaved(fns, reps)
-        for name in forms:
+        for name in floors:
             T.scale(name, 1 / K)
-        best = min(forms, key=T.median)
+        best = min(floors, key=T.median)
         own = "gemv + batched matmul"
         size = _size(n, d, m, tau, lm)
         for meth, target in (("ibcd", 1.25), ("isega", 1.4)):
             it = T.per_iteration(meth + " 1", meth, K)
             wall, cpu = T.ratio(it, best)
+            note = (f"iteration {T.median(it) * 1e3:.1f} ms, floor {T.median(best) * 1e3:.1f} ms ({best}); "
+                    f"{T.ratio(it, own)[0]:.2f} x the library's own form")
+            if one is not None:
+                it1 = T.per_iteration(meth + " 1, 1 thread", meth + ", 1 thread", K)
+                note += f"; with 1 thread {T.ratio(it1, best)[0]:.2f} x the floor"
             rows.append(Row(f"floor: {meth} iteration / floor", size, wall, f"<= {target}", wall <= target,
-                            f"iteration {T.median(it) * 1e3:.1f} ms, floor {T.median(best) * 1e3:.1f} ms "
-                            f"({best}); {T.ratio(it, own)[0]:.2f} x the library's own form", cpu=cpu))
-        others = ", ".join(f"{name} {T.median(name) * 1e3:.1f}" for name in forms)
-        rows.append(Row("floor: the forms timed (ms)", size, None, "", None, others))
+                            note, cpu=cpu))
+        times = ", ".join(f"{name} {T.median(name) * 1e3:.1f}" for name in floors)
+        rows.append(Row("floor: the forms timed (ms)", size, None, "", None, times))
     return rows
+
+
+def _one_thread_controller():
+    """A threadpoolctl controller when numpy's BLAS runs more than one thread (else None)."""
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:
+        return None
+    controller = ThreadpoolController()
+    blas = controller.select(user_api="blas")
+    return controller if blas.lib_controllers and max(c.num_threads for c in blas.lib_controllers) > 1 else None
+
+
+def _one_thread(controller, f, *args, **kwargs) -> None:
+    with controller.limit(limits=1, user_api="blas"):
+        f(*args, **kwargs)
 
 
 def _case_reference(quick: bool, reps: int) -> list[Row]:
@@ -699,13 +727,13 @@ def main(argv=None) -> list[Row]:
                                      description="Performance benchmark of blockcd (see the module docstring).")
     parser.add_argument("--quick", action="store_true", help="reduced sizes, a few seconds, no book")
     parser.add_argument("--only", nargs="+", choices=CASES, metavar="CASE", help=f"cases to run, of {CASES}")
-    parser.add_argument("--reps", type=int, default=None, help="repetitions of each timing (default 7; quick 1)")
+    parser.add_argument("--reps", type=int, default=None, help="repetitions of each timing (default 7; quick 3)")
     parser.add_argument("--threads", type=int, default=None,
                         help="BLAS threads for the whole benchmark (default: as configured)")
     parser.add_argument("--json", type=Path, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.reps is None:
-        args.reps = 1 if args.quick else 7
+        args.reps = 3 if args.quick else 7
     if args.reps < 1:
         parser.error("--reps must be >= 1")
     if args.threads is not None and args.threads < 1:

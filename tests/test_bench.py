@@ -6,6 +6,8 @@ per-worker reference reproduces the library's iterates.
 """
 
 import json
+import subprocess
+import sys
 
 import nbformat
 import numpy as np
@@ -121,7 +123,14 @@ def test_table_lists_every_row_with_its_verdict():
     assert " NO " in text[3] and text[4].split()[-1] == "-"
 
 
-@pytest.mark.parametrize("argv", [["--only", "everything"], ["--reps", "0"]])
+def test_module_entry_point_answers_help():
+    proc = subprocess.run([sys.executable, "-m", "blockcd.bench", "--help"], capture_output=True, text=True,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "--quick" in proc.stdout and "--only" in proc.stdout
+
+
+@pytest.mark.parametrize("argv", [["--only", "everything"], ["--reps", "0"], ["--threads", "0"]])
 def test_main_rejects_bad_arguments(argv):
     with pytest.raises(SystemExit):
         bench.main(argv)
