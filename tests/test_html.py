@@ -314,3 +314,12 @@ def test_screenshots(site, browser, kind):
         page.context.close()
         assert out.stat().st_size > 10_000, f"{out} looks empty"
         assert overflow <= 1, f"{doc} on a {kind}: the page is {overflow} px wider than the screen"
+
+
+@pytest.mark.parametrize("doc", CHAPTERS)
+def test_chapter_title_is_numbered_by_the_toc_only(doc):
+    """Parts are numbered, so a title '# 3. ...' would read '3. 3. ...' in the page and sidebar."""
+    nb = json.loads((ROOT / (doc + ".ipynb")).read_text())
+    md = next(c for c in nb["cells"] if c["cell_type"] == "markdown")
+    title = next(line for line in "".join(md["source"]).splitlines() if line.startswith("# "))
+    assert not re.match(r"#\s+\d+\.", title), f"{doc}: title carries its own number: {title!r}"
