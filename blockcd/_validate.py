@@ -102,3 +102,21 @@ def check_vector(name: str, v: Any, length: int, length_name: str) -> np.ndarray
     if not np.all(np.isfinite(v)):
         raise ValueError(f"{name} contains NaN or inf")
     return v
+
+
+def check_rows(name: str, G: Any) -> tuple[np.ndarray, bool]:
+    """``G`` as a finite float (n, d) array of one vector per worker, and whether the input was 1-D."""
+    if isinstance(G, (str, bytes)) or G is None:
+        raise TypeError(f"{name} must be a numeric array of shape (n, d), got {type(G).__name__}")
+    try:
+        G = np.asarray(G, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be a numeric array of shape (n, d): {exc}") from None
+    one_d = G.ndim == 1
+    if one_d:
+        G = G[None, :]
+    if G.ndim != 2 or G.shape[0] < 1 or G.shape[1] < 1:
+        raise ValueError(f"{name} must have shape (n, d) with n, d >= 1, got {G.shape}")
+    if not np.all(np.isfinite(G)):
+        raise ValueError(f"{name} contains NaN or inf")
+    return G, one_d

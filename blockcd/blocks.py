@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._validate import check_choice, check_int, check_seed
+from ._validate import check_choice, check_int, check_rows, check_seed
 
 SAMPLINGS = ("independent", "shared")
 
@@ -44,7 +44,7 @@ class Blocks:
     block_of: np.ndarray = field(repr=False)
 
     @classmethod
-    def make(cls, d: int, m: int) -> "Blocks":
+    def make(cls, d: int, m: int) -> Blocks:
         d = check_int("d", d, 1)
         m = check_int("m", m, 1, d)
         sizes = np.full(m, d // m, dtype=np.int64)
@@ -201,19 +201,7 @@ def sparsify(
     -------
     ndarray of shape (n, d) (or (d,) for a 1-D input), a new array.
     """
-    if isinstance(G, (str, bytes)) or G is None:
-        raise TypeError(f"G must be a numeric array of shape (n, d), got {type(G).__name__}")
-    try:
-        G = np.asarray(G, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"G must be a numeric array of shape (n, d): {exc}") from None
-    one_d = G.ndim == 1
-    if one_d:
-        G = G[None, :]
-    if G.ndim != 2 or G.shape[1] < 1:
-        raise ValueError(f"G must have shape (n, d) with d >= 1, got {G.shape}")
-    if not np.all(np.isfinite(G)):
-        raise ValueError("G contains NaN or inf")
+    G, one_d = check_rows("G", G)
     n, d = G.shape
     blocks = partition(d, m)
     tau = check_int("tau", tau, 1, blocks.m)

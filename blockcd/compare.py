@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import theory
-from ._validate import check_choice, check_float, check_int, check_seed
+from ._validate import check_choice, check_float, check_int, check_rows, check_seed
 from .blocks import partition, sparsify
 from .experiments import iterations_to, variance_mc
 from .problems import Problem
@@ -33,20 +33,7 @@ KINDS = ("independent", "shared", "top-k")
 
 def _check_G(G) -> tuple[np.ndarray, bool]:
     """G as a finite float (n, d) array, and whether the input was 1-D."""
-    if isinstance(G, (str, bytes)) or G is None:
-        raise TypeError(f"G must be a numeric array of shape (n, d), got {type(G).__name__}")
-    try:
-        G = np.asarray(G, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"G must be a numeric array of shape (n, d): {exc}") from None
-    one_d = G.ndim == 1
-    if one_d:
-        G = G[None, :]
-    if G.ndim != 2 or G.shape[0] < 1 or G.shape[1] < 1:
-        raise ValueError(f"G must have shape (n, d) with n, d >= 1, got {G.shape}")
-    if not np.all(np.isfinite(G)):
-        raise ValueError("G contains NaN or inf")
-    return G, one_d
+    return check_rows("G", G)
 
 
 def top_k(G, m: int, tau: int) -> np.ndarray:
