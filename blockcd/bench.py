@@ -249,14 +249,14 @@ def agreement(
     problem, method, m, tau, iters, seed, sampling, choices
         As in :func:`reference_run`.
     step : float > 0 or None
-        None takes :func:`blockcd.theory.step_size`.
+        None takes :func:`blockcd.theory.step_size` (for the sampling given).
 
     Returns
     -------
     float
     """
     if step is None:
-        step = theory.step_size(problem, method, m, tau)
+        step = theory.step_size(problem, method, m, tau, sampling=sampling)
     lib = run(problem, method, m=m, tau=tau, step=step, iters=iters, seed=seed, sampling=sampling)
     ref = reference_run(problem, method, m=m, tau=tau, step=step, iters=iters, seed=seed,
                         sampling=sampling, choices=choices)
@@ -633,7 +633,8 @@ def _case_book(quick: bool, reps: int, root: Path | None = None) -> list[Row]:
             client.execute()
             note = ""
         except (CellExecutionError, CellTimeoutError, DeadKernelError) as exc:  # report it, go on
-            note = f"failed: {type(exc).__name__}"
+            what = f"{exc.ename}: {exc.evalue}" if isinstance(exc, CellExecutionError) else type(exc).__name__
+            note = f"failed: {what}"[:160]
         dt = time.perf_counter() - t0
         total += dt
         rows.append(Row(f"book: {path.name} (s)", "", dt, "< 60", dt < 60 and not note, note))

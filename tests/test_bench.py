@@ -155,7 +155,7 @@ def test_book_case_times_each_chapter_and_reports_failures(tmp_path):
     rows = bench._case_book(False, 1, root=tmp_path)
     assert [r.case for r in rows] == ["book: 01_ok.ipynb (s)", "book: 02_bad.ipynb (s)", "book: all chapters (s)"]
     assert rows[0].met and rows[0].note == ""
-    assert not rows[1].met and "CellExecutionError" in rows[1].note
+    assert not rows[1].met and "RuntimeError: chapter fails" in rows[1].note
     assert rows[2].measured == pytest.approx(rows[0].measured + rows[1].measured)
 
 
