@@ -760,8 +760,9 @@ def main(argv=None) -> list[Row]:
     if args.json is not None:
         args.json.write_text(json.dumps({"machine": start, "rows": [r.__dict__ for r in rows]}))
     print(_table(rows, extra_col))
-    print(f"measured: ratio of wall-clock medians over {args.reps} interleaved repetitions; cpu: the same "
-          f"from CPU time, steadier when other processes load the machine; at the end: {machine.split('; ')[-1]}")
+    print(f"measured: ratio of wall-clock medians over {args.reps} interleaved repetitions; cpu: the same from "
+          "CPU time, which is steadier when other processes load the machine but counts every BLAS thread (it "
+          f"exceeds the wall ratio when the floor ran on fewer threads); at the end: {machine.split('; ')[-1]}")
     return rows
 
 
