@@ -702,11 +702,9 @@ def independent_vs_shared(config="quick", *, seed: int = 0, progress=None,
         K_i = R.iterations(p, "ibcd", m, tau, eps, guess=pred_i * K_m[0])
         rows.append(R.row("independent_vs_shared", short, "ibcd", m, tau, eps, K_m, K_i, pred_i, "L ratio", _p=p,
                           r=p.r))
-        # shared: step tau/(2 m L) = (tau/m) times the dense theory step
-        step_sh = theory.step_size(p, "ibcd", m, m) * tau / m
-        scale = step_sh / theory.step_size(p, "ibcd", m, tau)
+        # shared: the theory step for one shared mask, 1/(2 (m/tau) L) = (tau/m) times the dense one
         pred_s = m / tau
-        K_s = R.iterations(p, "ibcd", m, tau, eps, sampling="shared", step_scale=scale, guess=pred_s * K_m[0])
+        K_s = R.iterations(p, "ibcd", m, tau, eps, sampling="shared", guess=pred_s * K_m[0])
         rows.append(R.row("independent_vs_shared", short, "ibcd", m, tau, eps, K_m, K_s, pred_s, "m/tau (shared)",
                           _p=p, sampling="shared", r=p.r))
         # the key lemma's variances at x0 = 0

@@ -20,7 +20,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import threading
 from pathlib import Path
 from urllib.parse import urldefrag, urljoin, urlparse
@@ -79,7 +78,7 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
 def site():
     if not (HTML / "index.html").exists():
         proc = subprocess.run(
-            [sys.executable, "-m", "jupyter_book", "build", str(ROOT), "-W", "-n", "--keep-going"],
+            [shutil.which("jupyter-book") or "jupyter-book", "build", str(ROOT), "-W", "-n", "--keep-going"],
             cwd=ROOT, capture_output=True, text=True, check=False,
         )
         assert proc.returncode == 0, "book build failed:\n" + proc.stdout[-3000:] + proc.stderr[-3000:]
