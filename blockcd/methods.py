@@ -425,16 +425,7 @@ def _loop_asgd(p, blocks, sampler, x, step, iters, seed, batch, method, sampling
     rec = _Recorder(p, blocks, sampler, iters, step, method, send_indices, batch)
     scale = (blocks.m / sampler.tau) / p.n
     eta = step
-    rho = 1.0 / (eta * p.L)
-    if rho < 1.0:
-        raise ValueError(
-            f"step (eta) must be <= 1/L = {1.0 / p.L:.4g} for is-asgd (the strong growth constant rho = "
-            f"1/(eta L) must be >= 1), got {eta:.4g}"
-        )
-    s = math.sqrt(p.mu * eta / rho)
-    beta = 1.0 - s
-    alpha = s / (1.0 + s)
-    gamma = 1.0 / math.sqrt(p.mu * eta * rho)
+    alpha, beta, gamma = theory.asgd_parameters(p, eta)
     w = x
     v = x.copy()
     indexed = _indexed(blocks, sampler.tau, p.n)

@@ -585,14 +585,7 @@ def _master_setup(problem, cfg):
         step = theory.step_size(problem, cfg.method, cfg.m, cfg.tau, batch=cfg.batch, sampling=cfg.sampling)
     consts = None
     if cfg.method == "is-asgd":
-        rho = 1.0 / (step * problem.L)
-        if rho < 1.0:
-            raise ValueError(
-                f"step (eta) must be <= 1/L = {1.0 / problem.L:.4g} for is-asgd (the strong growth constant "
-                f"rho = 1/(eta L) must be >= 1), got {step:.4g}"
-            )
-        s = math.sqrt(problem.mu * step / rho)
-        consts = (s / (1.0 + s), 1.0 - s, 1.0 / math.sqrt(problem.mu * step * rho))
+        consts = theory.asgd_parameters(problem, step)
     _ = problem.x_star, problem.f_star  # evaluation constants, computed before the clock starts
     return step, consts
 

@@ -332,7 +332,7 @@ class Problem:
             top = self._spectrum[0]
             return np.full(self.n, self._curv * top + self.lam)
         if self._layout == "padded":
-            n, lm, d = self._A3.shape
+            _, lm, d = self._A3.shape
             if lm <= d:
                 K = np.matmul(self._A3, self._A3.transpose(0, 2, 1))
             else:
@@ -395,7 +395,7 @@ class Problem:
     @cached_property
     def x_star(self) -> np.ndarray:
         """The minimiser of f (direct solve for ridge; trust-region Newton for logistic)."""
-        self.mu  # raises if f is not strongly convex
+        _ = self.mu  # raises if f is not strongly convex
         if self.loss == "ridge":
             c = np.asarray(self._A2.T @ (self._wf * self._t)).ravel()
             if self.d <= DENSE_LIMIT:
@@ -404,9 +404,11 @@ class Problem:
             op = spla.LinearOperator(
                 (self.d, self.d), matvec=lambda v: self._hess_matvec(v) + self.lam * v, dtype=np.float64
             )
-            x, info = spla.cg(op, c, rtol=1e-14, maxiter=50 * self.d)
+            x, _ = spla.cg(op, c, rtol=1e-14, maxiter=50 * self.d)
             return x
-        fun = lambda x: (self.f(x), self.grad(x))  # noqa: E731
+        def fun(x):
+            return self.f(x), self.grad(x)
+
 
         def hess(x):
             z = self._margins(x)

@@ -152,6 +152,23 @@ def step_size(problem, method: str, m: int, tau: int, *, batch: int | None = Non
     return 1.0 / (2.0 * Lt) if method in ("ibcd", "is-sgd") else 1.0 / Lt
 
 
+def asgd_parameters(problem, eta: float) -> tuple[float, float, float]:
+    """IS-ASGD's constants (alpha, beta, gamma) for step eta (Vaswani, Bach and Schmidt 2019; chapter 7).
+
+    rho = 1/(eta L), s = sqrt(mu eta / rho), beta = 1 - s, alpha = s/(1 + s),
+    gamma = 1/sqrt(mu eta rho).  Raises ``ValueError`` unless eta <= 1/L (rho >= 1).
+    """
+    eta = check_float("step", eta, positive=True)
+    rho_ = 1.0 / (eta * problem.L)
+    if rho_ < 1.0:
+        raise ValueError(
+            f"step (eta) must be <= 1/L = {1.0 / problem.L:.4g} for is-asgd (the strong growth constant rho = "
+            f"1/(eta L) must be >= 1), got {eta:.4g}"
+        )
+    s = math.sqrt(problem.mu * eta / rho_)
+    return s / (1.0 + s), 1.0 - s, 1.0 / math.sqrt(problem.mu * eta * rho_)
+
+
 def rate(problem, method: str, m: int, tau: int, *, step: float | None = None, batch: int | None = None) -> float:
     """Contraction factor per iteration of the method's Lyapunov function at the given step.
 
