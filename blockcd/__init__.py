@@ -29,7 +29,9 @@ Quick start::
 
 from . import blocks, problems, theory
 from .blocks import partition, sparsify
-from .methods import METHODS, DivergenceError, History, run
+from .history import DivergenceError, History
+from .registry import METHODS
+from .methods import run
 
 __all__ = [
     "METHODS",

@@ -64,6 +64,15 @@ class Blocks:
         """Turn an (n, m) block mask into the (n, d) coordinate mask."""
         return block_mask[:, self.block_of]
 
+    def coords(self, chosen: np.ndarray) -> np.ndarray:
+        """Sorted coordinates of the blocks ``chosen`` (sorted block indices)."""
+        if self.equal:
+            bs = self.d // self.m
+            return (chosen[:, None] * bs + np.arange(bs)).ravel()
+        keep = np.zeros(self.m, dtype=bool)
+        keep[chosen] = True
+        return np.flatnonzero(keep[self.block_of])
+
 
 def partition(d: int, m: int) -> Blocks:
     """Split ``d`` coordinates into ``m`` contiguous blocks (sizes differ by at most one).
@@ -168,6 +177,46 @@ class BlockSampler:
         row = 0 if self.sampling == "shared" else check_int("i", i, 0, self.n - 1)
         u = self.stream.worker_uniforms(k, row)
         return np.sort(np.argpartition(u, self.tau - 1)[: self.tau])
+
+
+class Minibatches:
+    """b-nice minibatches of each worker's local rows, a function of (seed, worker, iteration).
+
+    ``draw(k)`` gives all n workers' row numbers of iteration ``k`` at once,
+    shape (n, b); ``worker(k, i)`` regenerates worker i's alone, bit for bit.
+    With b = 1 the row is ``floor(u l_i)`` of one uniform; with b > 1 the b
+    smallest of ``l_max`` uniforms among the worker's l_i rows.
+    """
+
+    def __init__(self, sizes, batch: int, seed: int = 0):
+        self.sizes = np.asarray(sizes, dtype=np.int64)
+        self.n = self.sizes.size
+        self.l_max = int(self.sizes.max())
+        self.b = check_int("batch", batch, 1, int(self.sizes.min()))
+        width = 1 if self.b == 1 else self.l_max
+        self.stream = CounterStream(seed, PURPOSE_SAMPLES, self.n, width)
+        self._invalid = None
+        if self.b > 1 and np.any(self.sizes < self.l_max):
+            self._invalid = np.arange(self.l_max)[None, :] >= self.sizes[:, None]
+
+    def draw(self, k: int) -> np.ndarray:
+        """(n, b) local row numbers each worker samples at iteration k."""
+        u = self.stream.draw(k)
+        if self.b == 1:
+            return np.minimum((u * self.sizes[:, None]).astype(np.int64), self.sizes[:, None] - 1)
+        if self._invalid is not None:
+            u = np.where(self._invalid, 2.0, u)
+        return np.argpartition(u, self.b - 1, axis=1)[:, : self.b]
+
+    def worker(self, k: int, i: int) -> np.ndarray:
+        """(b,) local row numbers worker i samples at iteration k, computed without the others."""
+        u = self.stream.worker_uniforms(k, i)
+        li = int(self.sizes[i])
+        if self.b == 1:
+            return np.array([min(int(u[0] * li), li - 1)])
+        if li < self.l_max:
+            u = np.where(np.arange(self.l_max) >= li, 2.0, u)
+        return np.argpartition(u, self.b - 1)[: self.b]
 
 
 def sparsify(

@@ -29,6 +29,7 @@ import scipy.optimize as sopt
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from .oracle import Worker, Workers, dphi
 from ._validate import (
     check_choice,
     check_float,
@@ -43,10 +44,6 @@ SPLITS = ("iid", "sorted", "identical", "contiguous")
 
 #: dimension up to which eigenvalues and solves are done densely
 DENSE_LIMIT = 3000
-
-
-def _log1pexp(z: np.ndarray) -> np.ndarray:
-    return np.logaddexp(0.0, z)
 
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:
@@ -133,9 +130,6 @@ class Problem:
             self._t = t
             self._w = np.repeat(1.0 / self.sizes, self.sizes)
             self._row_base = self.offsets[:-1].copy()
-            self._Q = sp.csr_matrix(
-                (np.ones(N), np.arange(N), self.offsets), shape=(n, N)
-            )
         else:
             self._layout = "padded"
             lm = self.l_max
@@ -161,53 +155,75 @@ class Problem:
         """Row weights of f itself: f(x) = sum_j wf_j phi(a_j^T x) + lam/2 ||x||^2."""
         return self._w if self._layout == "shared" else self._w / self.n
 
-    # ------------------------------------------------------------------ loss
-    def _phi(self, z: np.ndarray, t: np.ndarray) -> np.ndarray:
-        if self.loss == "ridge":
-            return 0.5 * (z - t) ** 2
-        return _log1pexp(-t * z)
-
-    def _dphi(self, z: np.ndarray, t: np.ndarray) -> np.ndarray:
-        if self.loss == "ridge":
-            return z - t
-        return -t * _sigmoid(-t * z)
-
     @property
     def _curv(self) -> float:
         """Upper bound on phi'' (1 for ridge, 1/4 for logistic)."""
         return 1.0 if self.loss == "ridge" else 0.25
 
-    # ------------------------------------------------------- linear algebra
     def _margins(self, x: np.ndarray) -> np.ndarray:
         return self._A2 @ x
-
-    def _worker_sums(self, c: np.ndarray) -> np.ndarray:
-        """(n, d) array of sum_j c_j a_j over each worker's rows (c over storage rows)."""
-        if self._layout == "padded":
-            n, lm, d = self._A3.shape
-            return np.matmul(c.reshape(n, 1, lm), self._A3).reshape(n, d)
-        if self._layout == "sparse":
-            Q = self._Q.copy()
-            Q.data = c
-            return np.asarray((Q @ self._A2).todense())
-        g = self._A2.T @ c
-        return np.broadcast_to(np.asarray(g).ravel(), (self.n, self.d))
 
     def _check_x(self, x) -> np.ndarray:
         return check_vector("x", x, self.d, "the problem dimension d")
 
     # ----------------------------------------------------------- the oracle
+    @cached_property
+    def _oracle(self) -> Workers:
+        return Workers(loss=self.loss, lam=self.lam, layout=self._layout, A2=self._A2,
+                       A3=getattr(self, "_A3", None), t=self._t, w=self._w, wf=self._wf,
+                       row_base=self._row_base, sizes=self.sizes, offsets=self.offsets, n=self.n, d=self.d)
+
+    def workers(self) -> Workers:
+        """All n workers' oracles at once (:class:`blockcd.oracle.Workers`): what the simulator asks.
+
+        Its methods take no validated input (they run every iteration): local
+        gradients ``grads(x)`` (n, d), minibatch gradients, per-row derivatives
+        for SAGA tables, each with a leading axis of length n.
+        """
+        return self._oracle
+
+    def worker(self, i: int) -> Worker:
+        r"""Worker i's own local problem (:class:`blockcd.oracle.Worker`), from its rows alone.
+
+        :math:`f_i(x) = \frac{1}{l_i}\sum_{j} \phi(a_j^\top x; t_j) + \frac{\lambda}{2}\|x\|^2`:
+        its rows ``A`` (dense or CSR, copied out of the problem's storage), its
+        targets ``t`` (-1/+1 for logistic regression), its gradient, minibatch
+        gradients and SAGA-table support, with the same method names as
+        :meth:`workers` but no worker axis.  With ``split='identical'`` every
+        worker holds all rows.  An MPI rank keeps this and drops the problem.
+
+        Parameters
+        ----------
+        i : int, 0 <= i < n
+        """
+        i = check_int("i", i, 0, self.n - 1)
+        if self._layout == "shared":
+            A, t = self._A2, self._t
+        elif self._layout == "sparse":
+            s, e = self.offsets[i], self.offsets[i + 1]
+            A, t = self._A2[s:e], self._t[s:e]
+        else:
+            li = int(self.sizes[i])
+            A, t = self._A3[i, :li], self._t.reshape(self.n, self.l_max)[i, :li]
+        A = A.copy() if sp.issparse(A) else np.array(A)
+        return Worker(A, np.array(t), loss=self.loss, lam=self.lam, index=i)
+
+    @property
+    def data_nbytes(self) -> int:
+        """Bytes of the stored data: rows (with padding), targets and row weights."""
+        A = self._A2
+        size = A.data.nbytes + A.indices.nbytes + A.indptr.nbytes if sp.issparse(A) else A.nbytes
+        return int(size + self._t.nbytes + self._w.nbytes)
+
     def f(self, x) -> float:
         """f(x) = (1/n) sum_i f_i(x)."""
-        x = self._check_x(x)
-        z = self._margins(x)
-        return float(self._wf @ self._phi(z, self._t)) + 0.5 * self.lam * float(x @ x)
+        return self._oracle.f(self._check_x(x))
 
     def grad(self, x) -> np.ndarray:
         """Gradient of f at x, shape (d,)."""
         x = self._check_x(x)
         z = self._margins(x)
-        c = self._wf * self._dphi(z, self._t)
+        c = self._wf * dphi(self.loss, z, self._t)
         return np.asarray(self._A2.T @ c).ravel() + self.lam * x
 
     def local_grads(self, x, *, with_f: bool = False):
@@ -217,23 +233,7 @@ class Problem:
         at no extra cost.  The result may be a read-only broadcast view (for
         identical splits): do not write into it.
         """
-        x = self._check_x(x)
-        return self._local_grads(x, with_f)
-
-    def _local_grads(self, x: np.ndarray, with_f: bool = False):
-        z = self._margins(x)
-        c = self._w * self._dphi(z, self._t)
-        G = self._worker_sums(c)
-        if self.lam:
-            G = G + self.lam * x
-        if not with_f:
-            return G
-        fx = float(self._wf @ self._phi(z, self._t))
-        return G, fx + 0.5 * self.lam * float(x @ x)
-
-    def _rows(self, idx: np.ndarray) -> np.ndarray:
-        """Storage row numbers of local rows idx (n, b)."""
-        return self._row_base[:, None] + idx
+        return self._oracle.grads(self._check_x(x), with_f)
 
     def minibatch_grads(self, x, idx) -> np.ndarray:
         """Minibatch local gradients: row i averages grad f_ij(x) over j in idx[i].
@@ -246,29 +246,7 @@ class Problem:
             raise ValueError(f"idx must have shape (n={self.n}, b), got {idx.shape}")
         if np.any(idx < 0) or np.any(idx >= self.sizes[:, None]):
             raise ValueError("idx holds a row number outside 0..l_i - 1 for some worker")
-        return self._minibatch_grads(x, self._rows(idx))
-
-    def _sample_dphi(self, x: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        if self._layout == "padded":
-            Ab = self._A2[rows]  # (n, b, d)
-            z = np.matmul(Ab, x)
-        else:
-            z = (self._A2[rows.ravel()] @ x).reshape(rows.shape)
-        return self._dphi(z, self._t[rows])
-
-    def _combine_rows(self, rows: np.ndarray, coef: np.ndarray) -> np.ndarray:
-        """(n, d): sum_j coef[i, j] a_{rows[i, j]}."""
-        n, b = rows.shape
-        if self._layout == "padded":
-            return np.matmul(coef[:, None, :], self._A2[rows]).reshape(n, self.d)
-        Q = sp.csr_matrix((coef.ravel(), np.arange(n * b), np.arange(0, n * b + 1, b)), shape=(n, n * b))
-        out = Q @ self._A2[rows.ravel()]  # sparse data: sparse; identical split of dense data: ndarray
-        return np.asarray(out.todense() if sp.issparse(out) else out)
-
-    def _minibatch_grads(self, x: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        s = self._sample_dphi(x, rows)
-        G = self._combine_rows(rows, s / rows.shape[1])
-        return G + self.lam * x if self.lam else G
+        return self._oracle.minibatch_grads(x, idx)
 
     # ------------------------------------------------------------ constants
     def _hess_matvec(self, v: np.ndarray, curv: np.ndarray | float = 1.0) -> np.ndarray:
@@ -445,7 +423,26 @@ class Problem:
     @cached_property
     def local_grads_star(self) -> np.ndarray:
         """The local gradients at the optimum, grad f_i(x*), shape (n, d)."""
-        return np.array(self._local_grads(self.x_star))
+        return np.array(self._oracle.grads(self.x_star))
+
+    def minibatch_variance_star(self, batch: int) -> float:
+        """sigma-bar^2 = (1/n) sum_i E||g_i(x*)||^2 for b-minibatch local estimators g_i (chapter 5)."""
+        batch = check_int("batch", batch, 1, int(self.sizes.min()))
+        Gs, xs = self.local_grads_star, self.x_star
+        deriv = dphi(self.loss, self._margins(xs), self._t)
+        # per worker: (1/l) sum_j dphi_j^2 ||a_j||^2 - ||grad f_i(x*) - lam x*||^2
+        second = self._w * deriv**2 * self.row_norms2
+        if self._layout == "padded":
+            mom = second.reshape(self.n, self.l_max).sum(axis=1)
+        elif self._layout == "sparse":
+            mom = np.add.reduceat(second, self.offsets[:-1])
+        else:
+            mom = np.full(self.n, second.sum())
+        data = Gs - self.lam * xs
+        var = np.maximum(mom - np.sum(data**2, axis=1), 0.0)
+        l = self.sizes.astype(float)
+        factor = np.where(l > 1, (l - batch) / (batch * np.maximum(l - 1, 1)), 0.0)
+        return float(np.mean(np.sum(Gs**2, axis=1) + factor * var))
 
     @cached_property
     def sigma_star2(self) -> float:

@@ -194,25 +194,7 @@ def rate(problem, method: str, m: int, tau: int, *, step: float | None = None, b
 
 def local_variance_star(problem, batch: int) -> float:
     """sigma-bar^2 = (1/n) sum_i E||g_i(x*)||^2 for b-minibatch local estimators (chapter 5)."""
-    batch = check_int("batch", batch, 1, int(problem.sizes.min()))
-    p = problem
-    Gs = p.local_grads_star
-    xs = p.x_star
-    z = p._margins(xs)
-    dphi = p._dphi(z, p._t)
-    # per worker: (1/l) sum_j dphi_j^2 ||a_j||^2 - ||grad f_i(x*) - lam x*||^2
-    second = p._w * dphi**2 * p.row_norms2
-    if p._layout == "padded":
-        mom = second.reshape(p.n, p.l_max).sum(axis=1)
-    elif p._layout == "sparse":
-        mom = np.add.reduceat(second, p.offsets[:-1])
-    else:
-        mom = np.full(p.n, second.sum())
-    data = Gs - p.lam * xs
-    var = np.maximum(mom - np.sum(data**2, axis=1), 0.0)
-    l = p.sizes.astype(float)
-    factor = np.where(l > 1, (l - batch) / (batch * np.maximum(l - 1, 1)), 0.0)
-    return float(np.mean(np.sum(Gs**2, axis=1) + factor * var))
+    return problem.minibatch_variance_star(batch)
 
 
 def neighbourhood(problem, method: str, m: int, tau: int, *, step: float | None = None,

@@ -1,0 +1,187 @@
+"""What a run records: the :class:`History` and the :class:`Recorder` that fills it.
+
+The simulator (:func:`blockcd.run`), the per-worker reference
+(:mod:`blockcd.reference`) and the MPI master (:mod:`blockcd.mpi`) all record
+through one :class:`Recorder`: ||x^k - x*||^2 and f(x^k) - f* at each
+iterate, the communication counters, divergence detection (an error naming
+the step used and the largest step the theory allows) and stopping at an
+accuracy (``until``).  No update rule lives here.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ._validate import check_float
+
+BYTES_PER_NUMBER = 8
+#: a run whose distance to x* grows by this factor has diverged
+BLOWUP = 1e12
+
+
+class DivergenceError(FloatingPointError):
+    """Raised when a run's iterates overflow, turn NaN, or blow up."""
+
+
+@dataclass
+class History:
+    """What a run recorded, one entry per iteration (entry 0 is the start x0).
+
+    Attributes
+    ----------
+    dist2 : ||x^k - x*||^2
+    gap : f(x^k) - f(x*)
+    blocks_up : cumulative blocks sent by each worker (the same for all workers)
+    bytes_up : cumulative bytes sent up, averaged over workers (values, plus
+        indices when ``send_indices=True``)
+    bytes_down : cumulative bytes the master sends to each worker (the iterate)
+    step : the step size used
+    x : the last iterate
+    """
+
+    method: str
+    n: int
+    d: int
+    m: int
+    tau: int
+    step: float
+    seed: int
+    sampling: str
+    batch: int | None
+    dist2: np.ndarray
+    gap: np.ndarray
+    blocks_up: np.ndarray
+    bytes_up: np.ndarray
+    bytes_down: np.ndarray
+    x: np.ndarray = field(repr=False)
+    bytes_up_workers: np.ndarray = field(repr=False, default=None)
+
+    @property
+    def iters(self) -> int:
+        return len(self.dist2) - 1
+
+    def iters_to(self, eps: float) -> int | None:
+        """First iteration k with dist2[k] <= eps * dist2[0], or None if never reached."""
+        eps = check_float("eps", eps, positive=True)
+        hit = np.flatnonzero(self.dist2 <= eps * self.dist2[0])
+        return int(hit[0]) if hit.size else None
+
+    _ARRAYS = ("dist2", "gap", "blocks_up", "bytes_up", "bytes_down", "x", "bytes_up_workers")
+    _SCALARS = ("method", "n", "d", "m", "tau", "step", "seed", "sampling", "batch")
+
+    def save(self, path) -> None:
+        """Write to ``.npz`` (arrays plus a JSON header; no pickle)."""
+        meta = json.dumps({k: getattr(self, k) for k in self._SCALARS})
+        arrays = {k: getattr(self, k) for k in self._ARRAYS if getattr(self, k) is not None}
+        np.savez(path, meta=np.array(meta), **arrays)
+
+    @classmethod
+    def load(cls, path) -> History:
+        """Read a history written by :meth:`save` (``allow_pickle=False``)."""
+        with np.load(Path(path), allow_pickle=False) as z:
+            meta = json.loads(str(z["meta"]))
+            arrays = {k: z[k] for k in cls._ARRAYS if k in z}
+        return cls(**meta, **arrays)
+
+
+class Recorder:
+    """Records one run: distances, gaps and what was sent; detects divergence; stops at ``until``.
+
+    Parameters
+    ----------
+    problem : Problem
+        Gives x*, f* and f (the evaluation, not part of any method).
+    method, step, batch, sampling : as given to :func:`blockcd.run` (for the history and the
+        divergence message)
+    blocks : Blocks
+        The partition (for counting coordinates sent).
+    tau, iters : int
+    send_indices : bool
+        Count tau ceil(log2 m) index bits per worker and iteration.
+    until : float or None
+        :meth:`point` returns True at the first k with dist2[k] <= until * dist2[0].
+    """
+
+    def __init__(self, problem, *, method, step, blocks, tau, iters, sampling, batch=None, send_indices=False,
+                 until=None):
+        self.p, self.method, self.step, self.blocks = problem, method, step, blocks
+        self.tau, self.sampling, self.batch, self.until = tau, sampling, batch, until
+        self.dist2 = np.empty(iters + 1)
+        self.gap = np.empty(iters + 1)
+        self.coords = np.zeros(problem.n)  # cumulative coordinates sent per worker
+        self.bytes_up = np.zeros(iters + 1)
+        self.xs, self.fs = problem.x_star, problem.f_star
+        self.index_bytes = (math.ceil(tau * math.ceil(math.log2(blocks.m)) / 8)
+                            if send_indices and tau < blocks.m else 0)
+        self.up_total = 0.0
+        self.limit = None
+        self.target = None
+        self.last = iters
+
+    def point(self, k: int, x: np.ndarray, fx: float | None = None) -> bool:
+        """Record iterate k (fx: f(x) if already known); True if the run has reached ``until``."""
+        diff = x - self.xs
+        d2 = float(diff @ diff)
+        if fx is None:
+            fx = self.p.f(x) if np.isfinite(d2) else math.nan
+        self.dist2[k] = d2
+        self.gap[k] = fx - self.fs
+        if k == 0:
+            self.limit = BLOWUP * max(d2, 1.0)
+            if self.until is not None:
+                self.target = self.until * d2
+        elif not (d2 <= self.limit):
+            self._diverged(k)
+        if self.target is not None and d2 <= self.target:
+            self.last = k
+            return True
+        return False
+
+    def sent(self, k: int, mask: np.ndarray | None) -> None:
+        """Count what the workers sent at iteration k (mask: (n, m) blocks, None = all)."""
+        if mask is None:
+            per = mean = float(self.blocks.d)
+        elif self.blocks.equal:
+            per = mean = float(self.tau * (self.blocks.d // self.blocks.m))
+        else:
+            per = mask @ self.blocks.sizes
+            mean = float(np.mean(per))
+        self.coords += per
+        self.up_total += mean + self.index_bytes / BYTES_PER_NUMBER
+        self.bytes_up[k + 1] = self.up_total * BYTES_PER_NUMBER
+
+    def _diverged(self, k: int):
+        from . import theory
+
+        try:
+            safe = theory.step_size(self.p, self.method, self.blocks.m, self.tau, batch=self.batch,
+                                    sampling=self.sampling)
+            hint = f"the largest step the theory allows here is {safe:.4g}"
+        except ValueError as exc:
+            hint = f"the theory gives no step here ({exc})"
+        raise DivergenceError(
+            f"{self.method} diverged at iteration {k} (||x - x*||^2 = {self.dist2[k]:.3g}) "
+            f"with step = {self.step:.4g}; {hint}"
+        )
+
+    def history(self, x, seed, *, bytes_up=None, bytes_down=None, bytes_up_workers=None) -> History:
+        """The History up to the last recorded iterate; measured counters (MPI) replace the counted ones."""
+        it = self.last
+        k = np.arange(it + 1)
+        if bytes_up_workers is None:
+            bytes_up_workers = self.coords * BYTES_PER_NUMBER + it * self.index_bytes
+        return History(
+            method=self.method, n=self.p.n, d=self.p.d, m=self.blocks.m, tau=self.tau, step=float(self.step),
+            seed=seed, sampling=self.sampling, batch=self.batch,
+            dist2=self.dist2[: it + 1], gap=self.gap[: it + 1],
+            blocks_up=(k * self.tau).astype(float),
+            bytes_up=self.bytes_up[: it + 1] if bytes_up is None else bytes_up,
+            bytes_down=(k * self.p.d * BYTES_PER_NUMBER).astype(float) if bytes_down is None else bytes_down,
+            x=x,
+            bytes_up_workers=bytes_up_workers,
+        )

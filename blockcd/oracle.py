@@ -1,0 +1,203 @@
+"""The workers' oracles: what a worker can compute from its own rows.
+
+A method's rule (:mod:`blockcd.rules`) asks an oracle for local gradients,
+minibatch gradients and the per-row derivatives a SAGA table keeps.  Two
+oracles answer with the same method names:
+
+- :class:`Workers`, all n workers at once (``problem.workers()``): every
+  answer has a leading axis of length n, computed with array operations over
+  the stacked data (no loop over workers); the simulator uses it;
+- :class:`Worker`, one worker alone (``problem.worker(i)``): its rows ``A``
+  and targets ``t`` only; an MPI rank and the per-worker reference use it.
+
+Both losses are generalised linear models,
+``f_i(x) = (1/l_i) sum_j phi(a_j^T x; t_j) + (lam/2) ||x||^2`` with
+``phi(z; t) = (z - t)^2 / 2`` (ridge) or ``log(1 + exp(-t z))`` (logistic).
+The problem's constants (L, mu, x*, ...) live in :mod:`blockcd.problems`; no
+method or sampling is known here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def phi(loss: str, z: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """The loss of one row at margin z: (z - t)^2/2 (ridge) or log(1 + exp(-t z)) (logistic)."""
+    if loss == "ridge":
+        return 0.5 * (z - t) ** 2
+    return np.logaddexp(0.0, -t * z)
+
+
+def dphi(loss: str, z: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Its derivative in z: z - t (ridge) or -t sigmoid(-t z) (logistic)."""
+    if loss == "ridge":
+        return z - t
+    return -t * np.exp(-np.logaddexp(0.0, t * z))
+
+
+def _dense(M):
+    return M.toarray() if sp.issparse(M) else M
+
+
+class Workers:
+    """All n workers' oracles at once, over the stacked data of a Problem.
+
+    Row numbers ``idx`` are *local*: ``idx[i]`` holds rows of worker i
+    (0 <= idx[i, j] < l_i), shape (n, b).  Nothing is validated here (the
+    methods are called every iteration); :class:`blockcd.problems.Problem`
+    validates at its public boundary.
+
+    Storage layouts: ``'padded'`` (dense data as (n, l_max, d), zero-weight
+    padding rows after row l_i), ``'sparse'`` (one CSR matrix, rows grouped by
+    worker), ``'shared'`` (identical split: one matrix that every worker holds).
+    """
+
+    def __init__(self, *, loss, lam, layout, A2, A3, t, w, wf, row_base, sizes, offsets, n, d):
+        self.loss, self.lam, self.layout = loss, lam, layout
+        self.A2, self.A3, self.t, self.w, self.wf = A2, A3, t, w, wf
+        self.row_base, self.sizes, self.offsets = row_base, sizes, offsets
+        self.n, self.d = n, d
+        #: shape of a gradient answer: (n, d)
+        self.shape = (n, d)
+        self.l_max = int(sizes.max())
+        #: l_i as a column, to divide (n, b) arrays by each worker's row count
+        self.row_sizes = sizes[:, None]
+        if layout == "sparse":
+            N = A2.shape[0]
+            self._Q = sp.csr_matrix((np.ones(N), np.arange(N), offsets), shape=(n, N))
+
+    # -------------------------------------------------------- full gradients
+    def margins(self, x: np.ndarray) -> np.ndarray:
+        """a_j^T x for every stored row."""
+        return self.A2 @ x
+
+    def row_sums(self, c: np.ndarray) -> np.ndarray:
+        """(n, d): sum_j c_j a_j over each worker's rows (c indexed by stored row)."""
+        if self.layout == "padded":
+            n, lm, d = self.A3.shape
+            return np.matmul(c.reshape(n, 1, lm), self.A3).reshape(n, d)
+        if self.layout == "sparse":
+            Q = self._Q.copy()
+            Q.data = c
+            return np.asarray((Q @ self.A2).todense())
+        g = self.A2.T @ c
+        return np.broadcast_to(np.asarray(g).ravel(), (self.n, self.d))
+
+    def f(self, x: np.ndarray, z: np.ndarray | None = None) -> float:
+        """f(x) = (1/n) sum_i f_i(x) (from the margins z = A x when given)."""
+        z = self.margins(x) if z is None else z
+        return float(self.wf @ phi(self.loss, z, self.t)) + 0.5 * self.lam * float(x @ x)
+
+    def grads(self, x: np.ndarray, with_f: bool = False):
+        """(n, d): row i is grad f_i(x); with ``with_f`` also f(x), from the same margins.
+
+        May be a read-only broadcast view (identical split): do not write into it.
+        """
+        z = self.margins(x)
+        c = self.w * dphi(self.loss, z, self.t)
+        G = self.row_sums(c)
+        if self.lam:
+            G = G + self.lam * x
+        if not with_f:
+            return G
+        return G, self.f(x, z)
+
+    # -------------------------------------------------------- per-row oracle
+    def rows(self, idx: np.ndarray) -> np.ndarray:
+        """Stored row numbers of the local rows idx (n, b)."""
+        return self.row_base[:, None] + idx
+
+    def sample_derivs(self, x: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """(n, b): phi'(a_j^T x) for the local rows idx of each worker."""
+        rows = self.rows(idx)
+        if self.layout == "padded":
+            z = np.matmul(self.A2[rows], x)
+        else:
+            z = (self.A2[rows.ravel()] @ x).reshape(rows.shape)
+        return dphi(self.loss, z, self.t[rows])
+
+    def combine(self, idx: np.ndarray, coef: np.ndarray) -> np.ndarray:
+        """(n, d): sum_j coef[i, j] a_j over the local rows idx[i] of each worker."""
+        rows = self.rows(idx)
+        n, b = rows.shape
+        if self.layout == "padded":
+            return np.matmul(coef[:, None, :], self.A2[rows]).reshape(n, self.d)
+        Q = sp.csr_matrix((coef.ravel(), np.arange(n * b), np.arange(0, n * b + 1, b)), shape=(n, n * b))
+        out = Q @ self.A2[rows.ravel()]
+        return np.asarray(_dense(out))
+
+    def minibatch_grads(self, x: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """(n, d): row i averages grad f_ij(x) over the b local rows idx[i]."""
+        G = self.combine(idx, self.sample_derivs(x, idx) / idx.shape[-1])
+        return G + self.lam * x if self.lam else G
+
+    # ----------------------------------------------------------- SAGA table
+    def derivs(self, x: np.ndarray) -> np.ndarray:
+        """(n, l_max) table of phi'(a_j^T x) over each worker's rows (past l_i: row l_i - 1 repeated)."""
+        a0 = dphi(self.loss, self.margins(x), self.t) * (self.w > 0)
+        local = np.minimum(np.arange(self.l_max)[None, :], self.sizes[:, None] - 1)
+        return a0[self.rows(local)]
+
+    def table_average(self, table: np.ndarray) -> np.ndarray:
+        """(n, d): (1/l_i) sum_j table[i, j] a_j, the mean of worker i's table of gradients."""
+        if self.layout == "padded":
+            flat = np.where(self.w > 0, table.ravel(), 0.0)
+        elif self.layout == "sparse":
+            flat = table[np.arange(self.l_max)[None, :] < self.row_sizes]
+        else:
+            flat = table[0]
+        return np.array(self.row_sums(self.w * flat))
+
+    @staticmethod
+    def take(table: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """Entries idx of each worker's table."""
+        return np.take_along_axis(table, idx, axis=-1)
+
+    @staticmethod
+    def put(table: np.ndarray, idx: np.ndarray, values: np.ndarray) -> None:
+        """Overwrite entries idx of each worker's table (rows of one worker's batch are distinct)."""
+        np.put_along_axis(table, idx, values, axis=-1)
+
+
+class Worker(Workers):
+    """One worker's oracle, from its own rows ``A`` (l, d; dense or CSR) and targets ``t`` only.
+
+    The same methods as :class:`Workers` without the leading worker axis:
+    ``grads(x)`` is grad f_i(x), shape (d,); ``idx`` is a 1-D array of local rows.
+    """
+
+    def __init__(self, A, t, *, loss: str, lam: float, index: int):
+        self.A, self.t = A, t
+        self.loss, self.lam, self.index = loss, lam, index
+        self.l, self.d = A.shape
+        self.shape = (self.d,)
+        self.row_sizes = self.l
+
+    def margins(self, x):
+        return self.A @ x
+
+    def f(self, x, z=None):
+        """f_i(x)."""
+        z = self.margins(x) if z is None else z
+        return float(np.mean(phi(self.loss, z, self.t))) + 0.5 * self.lam * float(x @ x)
+
+    def grads(self, x, with_f: bool = False):
+        z = self.margins(x)
+        g = np.asarray(self.A.T @ (dphi(self.loss, z, self.t) / self.l)).ravel()
+        if self.lam:
+            g = g + self.lam * x
+        return (g, self.f(x, z)) if with_f else g
+
+    def sample_derivs(self, x, idx):
+        return dphi(self.loss, _dense(self.A[idx]) @ x, self.t[idx])
+
+    def combine(self, idx, coef):
+        return np.asarray(coef @ _dense(self.A[idx])).ravel()
+
+    def derivs(self, x):
+        return dphi(self.loss, self.margins(x), self.t)
+
+    def table_average(self, table):
+        return np.asarray(self.A.T @ (table / self.l)).ravel()

@@ -1,0 +1,79 @@
+"""The per-worker reference: the rules of :mod:`blockcd.rules` run worker by worker.
+
+:func:`run` is the master/worker template written to be read: each worker
+holds its own local problem (``problem.worker(i)``), regenerates its own
+block choice and minibatch from (seed, worker, iteration), and sends the
+values of its tau blocks; the master adds them up and steps.  It takes the
+arguments of :func:`blockcd.run` and returns the same :class:`History`;
+the simulator gives the same iterates up to the order of floating-point sums
+(chapters 4-7 assert 1e-12).  The MPI ranks (:mod:`blockcd.mpi`) use
+:class:`Selection` and :func:`add_sent` as they are.  It is slow on purpose:
+a plain loop over workers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .history import History
+from .methods import setup
+
+
+class Selection:
+    """The coordinates one worker sends (``None``: all of them, tau = m)."""
+
+    def __init__(self, coords: np.ndarray | None):
+        self.coords = coords
+
+    def send(self, g: np.ndarray) -> np.ndarray:
+        """The values of g on the chosen coordinates: what goes on the wire."""
+        return g if self.coords is None else g[self.coords]
+
+    def send_shifted(self, g: np.ndarray, h: np.ndarray) -> np.ndarray:
+        """Send D = g - h on the chosen coordinates and overwrite h there (h += D)."""
+        c = self.coords
+        if c is None:
+            D = g - h
+            h += D
+            return D
+        D = g[c] - h[c]
+        h[c] += D
+        return D
+
+
+def add_sent(total: np.ndarray, coords: np.ndarray | None, values: np.ndarray) -> None:
+    """The master's sum: add one worker's values on its coordinates into ``total``."""
+    if coords is None:
+        total += values
+    else:
+        total[coords] += values
+
+
+def run(problem, method: str, *, m: int, tau: int, step: float | None = None, iters: int, seed: int = 0,
+        sampling: str = "independent", batch: int | None = None, x0=None, until: float | None = None) -> History:
+    """Run ``method`` as a loop over workers; arguments and result as :func:`blockcd.run`."""
+    s = setup(problem, method, m=m, tau=tau, step=step, iters=iters, seed=seed, sampling=sampling,
+              batch=batch, x0=x0, until=until)
+    rule, blocks, n = s.method.rule, s.blocks, problem.n
+    sampler, batches, rec = s.sampler(), s.minibatches(), s.recorder()
+    workers = [problem.worker(i) for i in range(n)]
+    states = [rule.worker_init(w, s.x0) for w in workers]
+    master = rule.master_init(s.x0, problem, s.step)
+    for k in range(s.iters):
+        x = rule.point(master)                                # broadcast
+        total = np.zeros(problem.d)
+        mask = np.zeros((n, s.m), dtype=bool)
+        for i, (w, state) in enumerate(zip(workers, states)):
+            chosen = sampler.worker_blocks(k, i)              # worker i's tau blocks, from (seed, i, k)
+            mask[i, chosen] = True
+            coords = None if s.tau == s.m else blocks.coords(chosen)
+            idx = None if batches is None else batches.worker(k, i)
+            values, _ = rule.send(w, state, x, idx, Selection(coords))
+            add_sent(total, coords, values)                   # the master receives and adds
+        if rec.point(k, rule.iterate(master)):
+            break
+        rec.sent(k, None if s.tau == s.m else mask)
+        rule.step(master, total, (s.m / s.tau) / n, s.step, n)
+    else:
+        rec.point(s.iters, rule.iterate(master))
+    return rec.history(rule.iterate(master), s.seed)

@@ -1,0 +1,73 @@
+"""The registry of methods: names, aliases, rules and capabilities, in one place.
+
+:func:`blockcd.run`, :mod:`blockcd.theory`, :mod:`blockcd.mpi`, the
+reference, the widgets and ``reproduce`` all look a method up here
+(:func:`get`, :func:`canonical`).  Adding a method is one rule in
+:mod:`blockcd.rules` and one :class:`Method` entry below.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import rules
+from ._validate import check_choice
+
+
+@dataclass(frozen=True)
+class Method:
+    """One method and what it supports.
+
+    Attributes
+    ----------
+    name : the registry name, e.g. ``'isega'``
+    title : how the book writes it, e.g. ``'ISEGA'``
+    rule : its :class:`blockcd.rules.Rule`
+    aliases : other names accepted (the dense parent, run with tau = m)
+    samplings : block samplings its theory covers
+    minibatch : whether workers use b-minibatches of their rows (``batch=``)
+    shifts : whether workers keep a shift h_i (converges on heterogeneous data)
+    chapter : the chapter that derives it
+    """
+
+    name: str
+    title: str
+    rule: rules.Rule
+    aliases: tuple[str, ...] = ()
+    samplings: tuple[str, ...] = ("independent", "shared")
+    minibatch: bool = False
+    shifts: bool = False
+    chapter: str = ""
+
+
+_ENTRIES = (
+    Method("ibcd", "IBCD", rules.IBCD(), aliases=("gd", "dense"), chapter="04_ibcd"),
+    Method("is-sgd", "IS-SGD", rules.ISSGD(), aliases=("sgd",), minibatch=True, chapter="05_is_sgd"),
+    Method("isega", "ISEGA", rules.ISEGA(), shifts=True, chapter="06_heterogeneous"),
+    Method("is-saga", "IS-SAGA", rules.ISSAGA(), aliases=("saga",), minibatch=True, shifts=True,
+           chapter="06_heterogeneous"),
+    Method("is-asgd", "IS-ASGD", rules.ISASGD(), aliases=("asgd",), chapter="07_is_asgd"),
+)
+
+#: name -> Method
+REGISTRY: dict[str, Method] = {e.name: e for e in _ENTRIES}
+#: the method names, in the book's order
+METHODS: tuple[str, ...] = tuple(REGISTRY)
+#: alias -> name
+ALIASES: dict[str, str] = {a: e.name for e in _ENTRIES for a in e.aliases}
+
+
+def canonical(method) -> str:
+    """The registry name of ``method`` (case-insensitive; aliases resolved).
+
+    Raises ``TypeError`` for a non-string, ``ValueError`` for an unknown name.
+    """
+    if not isinstance(method, str):
+        raise TypeError(f"method must be a string, one of {METHODS}, got {type(method).__name__}")
+    name = method.lower()
+    return check_choice("method", ALIASES.get(name, name), METHODS)
+
+
+def get(method) -> Method:
+    """The :class:`Method` entry of ``method`` (a name or an alias)."""
+    return REGISTRY[canonical(method)]

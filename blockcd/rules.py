@@ -1,0 +1,166 @@
+"""The update rules: each method of the book, written once.
+
+A rule says what the master broadcasts (:meth:`Rule.point`), what worker i
+computes from its own data and state and sends (:meth:`Rule.send`: the tau
+blocks it chose), and how the master steps on the aggregate
+(:meth:`Rule.step`).  The same rule runs in three engines:
+
+- the vectorised simulator (:func:`blockcd.run`): ``o`` is
+  ``problem.workers()``, all n workers as arrays, and ``sel`` the (n, m) block
+  mask of the iteration, whose ``send`` returns the master's sum
+  sum_i P_{S_i} D_i directly;
+- the per-worker reference (:func:`blockcd.reference.run`), a plain loop over
+  workers, and the MPI ranks (:mod:`blockcd.mpi`): ``o`` is
+  ``problem.worker(i)`` and ``sel`` worker i's coordinates, whose ``send``
+  returns the values worker i puts on the wire; the engine adds them up.
+
+So ``send`` returns a message in the engine's own terms, and ``step``
+receives ``total`` = sum_i P_{S_i} D_i (unscaled) with ``scale`` = m/(tau n).
+``send`` also returns f(x) when it came for free with the gradients (the
+simulator records it), else None.  A rule never draws random numbers: the
+engine draws the block choices and minibatches (``idx``) from the seed.
+
+Adding a method is one rule here and one entry in :mod:`blockcd.registry`.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace as State
+
+import numpy as np
+
+
+class Rule:
+    """A method's update rule; subclasses override what differs from plain IBCD-style averaging."""
+
+    #: registry name (see :mod:`blockcd.registry`)
+    name = ""
+
+    def master_init(self, x0: np.ndarray, problem, step: float) -> State:
+        """The master's state at the start (by default just the iterate x)."""
+        return State(x=x0)
+
+    def point(self, s: State) -> np.ndarray:
+        """What the master broadcasts this round (by default the iterate)."""
+        return s.x
+
+    def iterate(self, s: State) -> np.ndarray:
+        """The iterate x^k that the history records."""
+        return s.x
+
+    def worker_init(self, o, x0: np.ndarray) -> State | None:
+        """A worker's own state at the start (none by default)."""
+        return None
+
+    def send(self, o, w, x, idx, sel):  # pragma: no cover - abstract
+        """The message (through ``sel``) and f(x) if known; see the module docstring."""
+        raise NotImplementedError
+
+    def step(self, s: State, total: np.ndarray, scale: float, step: float, n: int) -> None:
+        """x+ = x - step (m/(tau n)) sum_i P_{S_i} g_i."""
+        s.x = s.x - step * (total * scale)
+
+
+class IBCD(Rule):
+    """Independent block coordinate descent (chapter 4): worker i sends (m/tau) P_{S_i} grad f_i(x)."""
+
+    name = "ibcd"
+
+    def send(self, o, w, x, idx, sel):
+        G, fx = o.grads(x, with_f=True)
+        return sel.send(G), fx
+
+
+class ISSGD(Rule):
+    """IS-SGD (chapter 5): as IBCD with a b-minibatch gradient of worker i's own rows."""
+
+    name = "is-sgd"
+
+    def send(self, o, w, x, idx, sel):
+        return sel.send(o.minibatch_grads(x, idx)), None
+
+
+class ISEGA(Rule):
+    """ISEGA (chapter 6): send P_{S_i}(grad f_i(x) - h_i), overwrite those blocks of h_i; g = hbar + sum.
+
+    The master keeps hbar = mean_i h_i and moves it by the same sent blocks.
+    """
+
+    name = "isega"
+
+    def master_init(self, x0, problem, step):
+        return State(x=x0, hbar=np.zeros(x0.shape))
+
+    def worker_init(self, o, x0):
+        return State(h=np.zeros(o.shape))
+
+    def estimate(self, o, w, x, idx):
+        """The local estimate the shift is subtracted from: grad f_i(x) (and f(x))."""
+        return o.grads(x, with_f=True)
+
+    def send(self, o, w, x, idx, sel):
+        g, fx = self.estimate(o, w, x, idx)
+        return sel.send_shifted(g, w.h), fx
+
+    def step(self, s, total, scale, step, n):
+        g = s.hbar + total * scale
+        s.hbar = s.hbar + total / n
+        s.x = s.x - step * g
+
+
+class ISSAGA(ISEGA):
+    """IS-SAGA (chapter 6): ISEGA's shifts around worker i's local SAGA estimate.
+
+    Worker i keeps one scalar phi'(a_j^T x) per local row j (its table) and
+    the table's mean gradient ``avg``; with rows idx it estimates
+    g_i = (1/b) sum_{j in idx} (grad f_ij(x) - table_j) + avg (+ lam x), then
+    refreshes those rows of the table.  No communication is involved.
+    """
+
+    name = "is-saga"
+
+    def worker_init(self, o, x0):
+        table = o.derivs(x0)
+        return State(h=np.zeros(o.shape), table=table, avg=o.table_average(table))
+
+    def estimate(self, o, w, x, idx):
+        new = o.sample_derivs(x, idx)
+        old = o.take(w.table, idx)
+        g = o.combine(idx, (new - old) / idx.shape[-1]) + w.avg
+        if o.lam:
+            g = g + o.lam * x
+        o.put(w.table, idx, new)
+        w.avg = w.avg + o.combine(idx, (new - old) / o.row_sizes)
+        return g, None
+
+
+class ISASGD(Rule):
+    """IS-ASGD (chapter 7): accelerated SGD under strong growth (Vaswani, Bach and Schmidt 2019).
+
+    y = alpha v + (1 - alpha) w is broadcast; with g the IBCD aggregate at y,
+    w+ = y - eta g and v+ = beta v + (1 - beta) y - gamma eta g.
+    """
+
+    name = "is-asgd"
+
+    def master_init(self, x0, problem, step):
+        from .theory import asgd_parameters
+
+        alpha, beta, gamma = asgd_parameters(problem, step)
+        return State(w=x0, v=x0.copy(), y=None, alpha=alpha, beta=beta, gamma=gamma)
+
+    def point(self, s):
+        s.y = s.alpha * s.v + (1.0 - s.alpha) * s.w
+        return s.y
+
+    def iterate(self, s):
+        return s.w
+
+    def send(self, o, w, y, idx, sel):
+        return sel.send(o.grads(y)), None
+
+    def step(self, s, total, scale, step, n):
+        g = total * scale
+        y = s.y
+        s.w = y - step * g
+        s.v = s.beta * s.v + (1.0 - s.beta) * y - s.gamma * step * g
