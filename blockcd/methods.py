@@ -24,7 +24,7 @@ import numpy as np
 
 from . import registry, theory
 from ._validate import check_choice, check_float, check_int, check_seed, check_vector
-from .blocks import BlockSampler, Blocks, Minibatches, partition
+from .blocks import Blocks, BlockSampler, Minibatches, partition
 from .history import BLOWUP, BYTES_PER_NUMBER, DivergenceError, History, Recorder
 from .problems import Problem
 

@@ -29,7 +29,6 @@ import scipy.optimize as sopt
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from .oracle import Worker, Workers, dphi
 from ._validate import (
     check_choice,
     check_float,
@@ -38,6 +37,7 @@ from ._validate import (
     check_seed,
     check_vector,
 )
+from .oracle import Worker, Workers, dphi
 
 LOSSES = ("ridge", "logistic")
 SPLITS = ("iid", "sorted", "identical", "contiguous")
