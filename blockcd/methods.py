@@ -68,8 +68,12 @@ class Setup:
 
 
 def setup(problem, method, *, m, tau, step=None, iters, seed=0, sampling="independent", batch=None, x0=None,
-          send_indices=False, until=None) -> Setup:
-    """Validate the arguments of :func:`run` once (names and ranges as there) and take the theory's step."""
+          send_indices=False, until=None, theory_step=True) -> Setup:
+    """Validate the arguments of :func:`run` once (names and ranges as there) and take the theory's step.
+
+    With ``theory_step=False`` a missing step stays None (an MPI worker, which
+    has no use for it, skips the problem's constants).
+    """
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a blockcd Problem, got {type(problem).__name__}")
     spec = registry.get(method)
@@ -84,13 +88,13 @@ def setup(problem, method, *, m, tau, step=None, iters, seed=0, sampling="indepe
     if spec.minibatch:
         batch = 1 if batch is None else check_int("batch", batch, 1, int(problem.sizes.min()))
     elif batch is not None:
-        takes = [e.name for e in registry.REGISTRY.values() if e.minibatch]
+        takes = " and ".join(repr(e.name) for e in registry.REGISTRY.values() if e.minibatch)
         raise ValueError(f"batch applies to {takes} only, not to {spec.name!r}")
     if until is not None:
         until = check_float("until", until, positive=True)
-    if step is None:
+    if step is None and theory_step:
         step = theory.step_size(problem, spec.name, m, tau, batch=batch, sampling=sampling)
-    else:
+    elif step is not None:
         step = check_float("step", step, positive=True)
     x = np.zeros(d) if x0 is None else check_vector("x0", x0, d, "the problem dimension d").copy()
     return Setup(problem, spec, m, tau, step, iters, seed, sampling, batch, x, bool(send_indices), until)

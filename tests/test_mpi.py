@@ -209,7 +209,7 @@ def test_divergence_names_the_step():
 @pytest.mark.parametrize("options, message", [
     ({"tau": 6}, "tau must be an integer in [1, 5], got 6"),
     ({"method": "newton"}, "method must be one of"),
-    ({"batch": 2}, "--batch applies to is-sgd and is-saga only, not to isega"),
+    ({"batch": 2}, "batch applies to 'is-sgd' and 'is-saga' only, not to 'isega'"),
     ({"sampling": "random"}, "sampling must be one of"),
     ({"m": 14}, "m must be an integer in [1, 13], got 14"),
     ({"cond": 0.5}, "cond must be >= 1"),
@@ -238,28 +238,6 @@ def test_one_rank_is_not_enough():
 
 
 # ---------------------------------------------------------------- pieces that run without MPI
-@pytest.mark.parametrize("problem", [
-    mpi.build_problem("synthetic", 3, rows_per_worker=7, d=5),
-    mpi.build_problem("synthetic", 3, rows_per_worker=7, d=5, split="identical"),
-    mpi.build_problem("breast-cancer", 4, split="iid"),
-    blockcd.problems.ridge(np.kron(np.eye(2), np.ones((5, 3))) + 0.1, np.arange(10.0), n_workers=3, lam=0.1,
-                           split="iid"),
-])
-def test_worker_rows_give_the_local_gradient(problem):
-    """A worker's own rows reproduce row i of problem.local_grads, and minibatch_grads, for each storage layout."""
-    rng = np.random.default_rng(0)
-    x = rng.standard_normal(problem.d)
-    G = problem.local_grads(x)
-    idx = np.array([[0, 1]] * problem.n)
-    Gb = problem.minibatch_grads(x, idx)
-    for i in range(problem.n):
-        shard = mpi._Shard(problem, i)
-        np.testing.assert_allclose(shard.grad(x), G[i], rtol=1e-12, atol=1e-14)
-        np.testing.assert_allclose(shard.minibatch(x, idx[i]), Gb[i], rtol=1e-12, atol=1e-14)
-        A, t = mpi.worker_rows(problem, i)
-        assert A.shape == (problem.sizes[i], problem.d) and t.shape == (problem.sizes[i],)
-
-
 @pytest.mark.parametrize("m, tau", [(2, 1), (5, 2), (8, 3), (1000, 125), (1000, 999), (1 << 20, 7)])
 def test_index_packing_round_trip(m, tau):
     rng = np.random.default_rng(m)

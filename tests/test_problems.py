@@ -379,3 +379,37 @@ def test_load_libsvm_reads_a_file_into_the_same_problem(tmp_path, loss):
     for name in ("L", "mu", "L_max", "f_star"):
         assert getattr(p, name) == pytest.approx(getattr(q, name), rel=1e-9), name
     assert np.allclose(p.x_star, q.x_star, rtol=1e-8, atol=1e-10)
+
+
+# ------------------------------------------------------ the per-worker oracle
+@pytest.mark.parametrize("problem", [
+    problems.synthetic(3, 7, 5),
+    problems.synthetic(3, 7, 5, split="identical"),
+    problems.breast_cancer(4, split="iid"),
+    problems.ridge(np.kron(np.eye(2), np.ones((5, 3))) + 0.1, np.arange(10.0), n_workers=3, lam=0.1, split="iid"),
+    problems.logistic(sp.random(23, 6, density=0.5, random_state=0, format="csr"), np.arange(23) % 2, n_workers=4,
+                      lam=0.1),
+], ids=["padded", "identical", "breast-cancer", "uneven", "sparse"])
+def test_worker_i_answers_as_row_i_of_the_stacked_oracle(problem):
+    """problem.worker(i), from its own rows only, gives row i of every answer of problem.workers():
+    gradients, minibatch gradients, per-row derivatives, SAGA table means; for each storage layout."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(problem.d)
+    W = problem.workers()
+    G, fx = W.grads(x, with_f=True)
+    assert fx == pytest.approx(problem.f(x), rel=1e-14)
+    idx = np.array([[0, 1]] * problem.n)
+    Gb, Db = W.minibatch_grads(x, idx), W.sample_derivs(x, idx)
+    table = W.derivs(x)
+    avg = W.table_average(table)
+    np.testing.assert_allclose(avg, G - problem.lam * x, rtol=1e-12, atol=1e-14)  # a fresh table's mean
+    for i in range(problem.n):
+        w = problem.worker(i)
+        assert w.A.shape == (problem.sizes[i], problem.d) and w.t.shape == (problem.sizes[i],)
+        np.testing.assert_allclose(w.grads(x), G[i], rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(w.minibatch_grads(x, idx[i]), Gb[i], rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(w.sample_derivs(x, idx[i]), Db[i], rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(w.derivs(x), table[i, : problem.sizes[i]], rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(w.table_average(w.derivs(x)), avg[i], rtol=1e-12, atol=1e-14)
+    with pytest.raises(ValueError, match=r"i must be an integer in \[0, "):
+        problem.worker(problem.n)

@@ -1,53 +1,16 @@
-"""The book's methods on MPI: one master rank, n = K - 1 worker ranks, real messages.
+"""The MPI rank programs: the master (rank 0) and the workers, and the command line.
 
-Run it as ``mpiexec -n K python -m blockcd.mpi --method isega --m 40 --tau 10
---iters 200 --out run.npz`` (chapter 10, "Running on a real cluster").  Rank 0
-is the master, ranks 1..K-1 are the workers 0..n-1 of the simulator.  Every
-method of :func:`blockcd.run` runs with the same arguments and, for the same
-problem and seed, the same iterates up to the order of floating-point sums.
-
-What each rank does:
-
-* **Data.**  Every rank builds the problem from the command line (a seeded
-  synthetic problem, a bundled data set or a LIBSVM file); a worker keeps only
-  its own rows and drops the rest, so no data travel.  The master keeps the
-  whole problem for one purpose only, *evaluation*: x*, f(x*), and f(x^k) for
-  the history's ``gap``.  That work is timed apart from the method's own.
-* **Messages.**  Each round the master broadcasts the iterate (IS-ASGD: the
-  point y) and each worker sends the values of its tau blocks of
-  ``g_i`` (ISEGA, IS-SAGA: of ``g_i - h_i``), unscaled; the master applies
-  m/(tau n).  Block indices are *not* sent: worker i's blocks at iteration k
-  are a function of (seed, i, k) alone, which the worker evaluates with
-  :meth:`blockcd.blocks.BlockSampler.worker_blocks` and the master, for all
-  workers in one draw, with :meth:`~blockcd.blocks.BlockSampler.masks`.
-  ``--send-indices`` sends them instead, packed in ceil(log2 m) bits each
-  (:func:`pack_indices`), and counts those bytes too.
-* **Counting.**  Every message is counted as it is sent (bytes up per worker
-  and per round, bytes down per round), and each rank splits its wall time into
-  compute and communication (time inside MPI calls, which includes waiting for
-  the slowest peer).  The master writes a :class:`blockcd.History` file
-  (``History.load`` reads it) whose extra ``mpi_*`` arrays hold the
-  measurements (:func:`load_measurements`).
-* **Faults.**  Arguments are checked on every rank, identically, before any
-  message; a rank that raises prints its rank and the error and aborts the job
-  (``MPI_Abort``, non-zero exit); ``--timeout`` aborts a job whose iteration
-  stalls.
-
-Importing this module does not import :mod:`mpi4py`; only the ranks started by
-``mpiexec`` do.  The helpers :func:`mpiexec`, :func:`launch`,
-:func:`build_problem` and :func:`load_measurements` run in an ordinary process
-(a notebook, a test).
+What ``mpiexec -n K python -m blockcd.mpi`` runs on each rank (see the
+package docstring of :mod:`blockcd.mpi`).  Imports :mod:`mpi4py` only inside
+the ranks.  The launcher and the measurements are :mod:`blockcd.mpi.launch`.
 """
+
 
 from __future__ import annotations
 
 import argparse
 import json
 import math
-import os
-import shutil
-import signal
-import subprocess
 import sys
 import threading
 import time
@@ -57,26 +20,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
-from . import problems as _problems
-from . import theory
-from ._validate import check_choice, check_float, check_int, check_seed
-from .blocks import PURPOSE_SAMPLES, SAMPLINGS, BlockSampler, CounterStream, partition
-from .methods import ALIASES, BLOWUP, METHODS, DivergenceError, History
-
-__all__ = [
-    "PROBLEMS",
-    "Measurements",
-    "build_problem",
-    "launch",
-    "load_measurements",
-    "main",
-    "mpiexec",
-    "pack_indices",
-    "unpack_indices",
-    "worker_rows",
-]
+from .. import problems as _problems
+from .. import theory
+from .._validate import check_choice, check_float, check_int
+from ..methods import setup
+from ..reference import Selection, add_sent
 
 #: problems the command line can build, and the options each accepts
 PROBLEMS = {
@@ -144,100 +93,11 @@ def build_problem(name: str, n_workers: int, **options: Any) -> _problems.Proble
 
 
 def worker_rows(problem: _problems.Problem, i: int):
-    r"""Worker i's own data: the rows ``A_i`` and targets ``t_i`` of its local function.
-
-    :math:`f_i(x) = \frac{1}{l_i}\sum_{j} \phi(a_j^\top x; t_j) + \frac{\lambda}{2}\|x\|^2`
-    (chapter 10), copied out of the problem's storage, with targets already
-    mapped to -1/+1 for logistic regression.  With ``split='identical'`` every
-    worker holds all rows.  An MPI worker calls this and drops the problem.
-
-    Parameters
-    ----------
-    problem : Problem
-    i : int, 0 <= i < problem.n
-
-    Returns
-    -------
-    (A_i, t_i) : ndarray or CSR matrix of shape (l_i, d), and ndarray of shape (l_i,)
-    """
+    """Worker i's own rows ``A_i`` and targets ``t_i``: ``problem.worker(i)``'s (chapter 10)."""
     if not isinstance(problem, _problems.Problem):
         raise TypeError(f"problem must be a blockcd Problem, got {type(problem).__name__}")
-    i = check_int("i", i, 0, problem.n - 1)
-    layout = problem._layout
-    if layout == "shared":
-        A, t = problem._A2, problem._t
-    elif layout == "sparse":
-        s, e = problem.offsets[i], problem.offsets[i + 1]
-        A, t = problem._A2[s:e], problem._t[s:e]
-    else:  # padded: (n, l_max, d) with zero-weight padding rows after row l_i
-        li, lm = int(problem.sizes[i]), problem.l_max
-        A, t = problem._A3[i, :li], problem._t.reshape(problem.n, lm)[i, :li]
-    A = A.copy() if sp.issparse(A) else np.array(A)
-    return A, np.array(t)
-
-
-class _Shard:
-    """One worker's oracle: its local gradient, minibatch and SAGA estimates, from its rows only."""
-
-    def __init__(self, problem, i):
-        self.A, self.t = worker_rows(problem, i)
-        self.l = int(problem.sizes[i])
-        self.w = 1.0 / self.l
-        self.lam = problem.lam
-        self.ridge = problem.loss == "ridge"
-        self.d = problem.d
-
-    def dphi(self, z, t):
-        if self.ridge:
-            return z - t
-        return -t * np.exp(-np.logaddexp(0.0, t * z))
-
-    def _rows(self, idx):
-        Ab = self.A[idx]
-        return Ab.toarray() if sp.issparse(Ab) else Ab
-
-    def _combine(self, coef, Ab):
-        return np.asarray(coef @ Ab).ravel()
-
-    def grad(self, x):
-        """grad f_i(x)."""
-        c = self.w * self.dphi(self.A @ x, self.t)
-        g = np.asarray(self.A.T @ c).ravel()
-        return g + self.lam * x if self.lam else g
-
-    def minibatch(self, x, idx):
-        """The b-minibatch gradient over local rows idx."""
-        Ab = self._rows(idx)
-        s = self.dphi(Ab @ x, self.t[idx])
-        g = self._combine(s / idx.size, Ab)
-        return g + self.lam * x if self.lam else g
-
-    def saga_init(self, x):
-        """SAGA table at x: one scalar phi'(a_j^T x) per local row, and abar_i."""
-        self.alpha = self.dphi(self.A @ x, self.t)
-        self.abar = np.asarray(self.A.T @ (self.w * self.alpha)).ravel()
-
-    def saga(self, x, idx):
-        """The local SAGA estimate at x with rows idx; refreshes the table."""
-        Ab = self._rows(idx)
-        s = self.dphi(Ab @ x, self.t[idx])
-        old = self.alpha[idx]
-        g = self._combine((s - old) / idx.size, Ab) + self.abar
-        if self.lam:
-            g = g + self.lam * x
-        self.alpha[idx] = s
-        self.abar = self.abar + self._combine((s - old) / self.l, Ab)
-        return g
-
-
-def _local_batch(stream: CounterStream, k: int, i: int, b: int, li: int, l_max: int) -> np.ndarray:
-    """Worker i's minibatch at iteration k, as the simulator's ``_Minibatcher.local`` draws it."""
-    u = stream.worker_uniforms(k, i)
-    if b == 1:
-        return np.array([min(int(u[0] * li), li - 1)])
-    if li < l_max:
-        u = np.where(np.arange(l_max) >= li, 2.0, u)
-    return np.argpartition(u, b - 1)[:b]
+    w = problem.worker(i)
+    return w.A, w.t
 
 
 # ---------------------------------------------------------------- command line
@@ -339,22 +199,14 @@ def _configure(argv: Sequence[str], ranks: int, show: bool = True):
     n = ranks - 1
     if not isinstance(a.method, str):
         raise UsageError("--method is required")
-    method = check_choice("method", ALIASES.get(a.method.lower(), a.method.lower()), METHODS)
     options = {k: getattr(a, k) for k in PROBLEMS["synthetic"] + PROBLEMS["libsvm"]}
     problem = build_problem(a.problem, n, **options)
     d = problem.d
-    m = check_int("m", a.m, 1, d)
-    tau = check_int("tau", a.tau, 1, m)
-    iters = check_int("iters", a.iters, 1)
-    seed = check_seed("seed", a.seed)
-    sampling = check_choice("sampling", a.sampling, SAMPLINGS)
-    if method in ("is-sgd", "is-saga"):
-        batch = 1 if a.batch is None else check_int("batch", a.batch, 1, int(problem.sizes.min()))
-    elif a.batch is not None:
-        raise UsageError(f"--batch applies to is-sgd and is-saga only, not to {method}")
-    else:
-        batch = None
-    step = None if a.step is None else check_float("step", a.step, positive=True)
+    # the checks of blockcd.run, once for every method; the theory's step is the master's (_master_setup)
+    s = setup(problem, a.method, m=a.m, tau=a.tau, step=a.step, iters=a.iters, seed=a.seed, sampling=a.sampling,
+              batch=a.batch, send_indices=bool(a.send_indices), theory_step=False)
+    method, m, tau, iters, seed, sampling, batch, step = (s.method.name, s.m, s.tau, s.iters, s.seed, s.sampling,
+                                                          s.batch, s.step)
     timeout = check_float("timeout", a.timeout, nonnegative=True)
     if a.x0 is None:
         x0 = np.zeros(d)
@@ -377,7 +229,8 @@ def _configure(argv: Sequence[str], ranks: int, show: bool = True):
     spec = {k: v for k, v in options.items() if v is not None and v is not False}
     cfg = _Config(method, m, tau, step, iters, seed, sampling, batch, x0, bool(a.send_indices),
                   a.problem, spec, out, bool(a.quiet), timeout, a.fail_at)
-    return cfg, problem
+    s.x0 = x0
+    return cfg, s
 
 
 # ---------------------------------------------------------------- messages
@@ -430,18 +283,6 @@ def unpack_indices(buf, tau: int, m: int) -> np.ndarray:
     return b @ (1 << np.arange(bits))
 
 
-def _coords(blocks, chosen):
-    """Coordinates of the chosen blocks (sorted), or None for all blocks."""
-    if chosen is None:
-        return None
-    if blocks.equal:
-        bs = blocks.d // blocks.m
-        return (chosen[:, None] * bs + np.arange(bs)).ravel()
-    keep = np.zeros(blocks.m, dtype=bool)
-    keep[chosen] = True
-    return np.flatnonzero(keep[blocks.block_of])
-
-
 class _Clock:
     """Splits a rank's wall time per iteration into compute and communication."""
 
@@ -484,22 +325,13 @@ def _say(msg: str) -> None:
 
 
 # ---------------------------------------------------------------- the ranks
-def _worker(comm, cfg, shard, i, n, sizes, l_max, watchdog, fail):
-    """Worker i (rank i + 1): receive the point, send tau blocks of the local estimate."""
-    d = shard.d
-    blocks = partition(d, cfg.m)
-    sampler = BlockSampler(n, cfg.m, cfg.tau, cfg.seed, cfg.sampling)
+def _worker(comm, cfg, own, parts, watchdog, fail):
+    """Worker i (rank i + 1): receive the point, send the values of its tau blocks (the rule's message)."""
+    i = own.index
+    rule, blocks, sampler, batches = parts
     dense = cfg.tau == cfg.m
-    method = cfg.method
-    stream = None
-    if method in ("is-sgd", "is-saga"):
-        width = 1 if cfg.batch == 1 else l_max
-        stream = CounterStream(cfg.seed, PURPOSE_SAMPLES, n, width)
-    shifted = method in ("isega", "is-saga")
-    h = np.zeros(d) if shifted else None
-    if method == "is-saga":
-        shard.saga_init(cfg.x0)
-    x = np.empty(d)
+    state = rule.worker_init(own, cfg.x0)
+    x = np.empty(own.d)
     up = np.zeros(cfg.iters)
     clock = _Clock(cfg.iters)
     for k in range(cfg.iters):
@@ -508,27 +340,12 @@ def _worker(comm, cfg, shard, i, n, sizes, l_max, watchdog, fail):
         clock.lap(clock.comm, k)
         if fail is not None and fail[1] == k:
             _inject(fail)
-        if method in ("ibcd", "isega", "is-asgd"):
-            g = shard.grad(x)
-        else:
-            idx = _local_batch(stream, k, i, cfg.batch, int(sizes[i]), l_max)
-            g = shard.minibatch(x, idx) if method == "is-sgd" else shard.saga(x, idx)
-        D = g - h if shifted else g
-        if dense:
-            vals = D
-        else:
-            chosen = sampler.worker_blocks(k, i)
-            coords = _coords(blocks, chosen)
-            vals = D[coords]
-            if cfg.send_indices:
-                packed = pack_indices(chosen, cfg.m)
-        if shifted:
-            if dense:
-                h += D
-            else:
-                h[coords] += vals
+        chosen = None if dense else sampler.worker_blocks(k, i)
+        idx = None if batches is None else batches.worker(k, i)
+        vals, _ = rule.send(own, state, x, idx, Selection(None if dense else blocks.coords(chosen)))
         clock.lap(clock.compute, k)
         if cfg.send_indices and not dense:
+            packed = pack_indices(chosen, cfg.m)
             comm.Send(packed, dest=0, tag=_TAG_INDICES)
             up[k] += packed.nbytes
         comm.Send(vals, dest=0, tag=_TAG_VALUES)
@@ -545,68 +362,29 @@ def _inject(fail):
     raise RuntimeError(f"injected failure (--fail-at {rank}:{k})")
 
 
-class _Evaluator:
-    """The master's evaluation role: dist2 and gap at each iterate (not part of the method)."""
-
-    def __init__(self, problem, cfg, step):
-        self.p, self.cfg, self.step = problem, cfg, step
-        self.xs, self.fs = problem.x_star, problem.f_star
-        self.dist2 = np.empty(cfg.iters + 1)
-        self.gap = np.empty(cfg.iters + 1)
-        self.time = np.zeros(cfg.iters + 1)
-        self.limit = None
-
-    def point(self, k, x):
-        t0 = time.perf_counter()
-        diff = x - self.xs
-        d2 = float(diff @ diff)
-        self.dist2[k] = d2
-        self.gap[k] = (self.p.f(x) if np.isfinite(d2) else math.nan) - self.fs
-        if k == 0:
-            self.limit = BLOWUP * max(d2, 1.0)
-        elif not d2 <= self.limit:
-            try:
-                hint = "the largest step the theory allows here is " + format(
-                    theory.step_size(self.p, self.cfg.method, self.cfg.m, self.cfg.tau, batch=self.cfg.batch,
-                                     sampling=self.cfg.sampling), ".4g")
-            except ValueError as exc:
-                hint = f"the theory gives no step here ({exc})"
-            raise DivergenceError(
-                f"{self.cfg.method} diverged at iteration {k} (||x - x*||^2 = {d2:.3g}) "
-                f"with step = {self.step:.4g}; {hint}"
-            )
-        self.time[k] = time.perf_counter() - t0
-
-
 def _master_setup(problem, cfg):
-    """The step (theory's by default) and the IS-ASGD constants; raises ValueError if none applies."""
+    """The step (theory's by default); raises ValueError if none applies (or, for IS-ASGD, eta > 1/L)."""
     step = cfg.step
     if step is None:
         step = theory.step_size(problem, cfg.method, cfg.m, cfg.tau, batch=cfg.batch, sampling=cfg.sampling)
-    consts = None
     if cfg.method == "is-asgd":
-        consts = theory.asgd_parameters(problem, step)
+        theory.asgd_parameters(problem, step)
     _ = problem.x_star, problem.f_star  # evaluation constants, computed before the clock starts
-    return step, consts
+    return step
 
 
-def _master(comm, cfg, problem, step, consts, watchdog, fail):
-    """The master (rank 0): broadcast the point, evaluate, regenerate the blocks, receive, aggregate, step."""
+def _master(comm, cfg, s, watchdog, fail):
+    """The master (rank 0): broadcast the rule's point, evaluate, regenerate the blocks, receive, add, step."""
     from mpi4py import MPI
 
+    problem, rule, blocks = s.problem, s.method.rule, s.blocks
     n, d = problem.n, problem.d
-    blocks = partition(d, cfg.m)
-    sampler = BlockSampler(n, cfg.m, cfg.tau, cfg.seed, cfg.sampling)
+    sampler = s.sampler()
     dense = cfg.tau == cfg.m
     scale = (cfg.m / cfg.tau) / n
-    ev = _Evaluator(problem, cfg, step)
-    shifted = cfg.method in ("isega", "is-saga")
-    asgd = cfg.method == "is-asgd"
-    hbar = np.zeros(d)
-    x = cfg.x0.copy()
-    if asgd:
-        alpha, beta, gamma = consts
-        w, v = x, x.copy()
+    rec = s.recorder()
+    eval_time = np.zeros(cfg.iters + 1)
+    state = rule.master_init(cfg.x0.copy(), problem, s.step)
     down = np.zeros(cfg.iters)
     nbytes_idx = len(pack_indices(np.zeros(cfg.tau, dtype=np.int64), cfg.m))
     idx_bufs = [np.empty(nbytes_idx, dtype=np.uint8) for _ in range(n)]
@@ -615,18 +393,15 @@ def _master(comm, cfg, problem, step, consts, watchdog, fail):
         watchdog.tick(k)
         if fail is not None and fail[1] == k:
             _inject(fail)
-        if asgd:
-            y = alpha * v + (1.0 - alpha) * w
-            point = y
-        else:
-            point = x
-        point = np.ascontiguousarray(point)
+        point = np.ascontiguousarray(rule.point(state))
         clock.lap(clock.compute, k)
         comm.Bcast(point, root=0)
         down[k] = point.nbytes
         clock.lap(clock.comm, k)
         # while the workers compute: evaluate x^k (timed apart) and regenerate their block choices
-        ev.point(k, w if asgd else x)
+        t0 = time.perf_counter()
+        rec.point(k, rule.iterate(state))
+        eval_time[k] = time.perf_counter() - t0
         clock.last = time.perf_counter()
         if dense:
             coords = [None] * n
@@ -634,12 +409,12 @@ def _master(comm, cfg, problem, step, consts, watchdog, fail):
             # all n choices in one draw, as the simulator makes them; row i is
             # what worker i computed alone with worker_blocks(k, i)
             mask = sampler.masks(k)
-            coords = [_coords(blocks, np.flatnonzero(mask[i])) for i in range(n)]
+            coords = [blocks.coords(np.flatnonzero(mask[i])) for i in range(n)]
         clock.lap(clock.compute, k)
         if cfg.send_indices and not dense:
             MPI.Request.Waitall([comm.Irecv(idx_bufs[i], source=i + 1, tag=_TAG_INDICES) for i in range(n)])
             clock.lap(clock.comm, k)
-            coords = [_coords(blocks, unpack_indices(idx_bufs[i], cfg.tau, cfg.m)) for i in range(n)]
+            coords = [blocks.coords(unpack_indices(idx_bufs[i], cfg.tau, cfg.m)) for i in range(n)]
             clock.lap(clock.compute, k)
         bufs = [np.empty(d if c is None else c.size) for c in coords]
         statuses = [MPI.Status() for _ in range(n)]
@@ -650,44 +425,24 @@ def _master(comm, cfg, problem, step, consts, watchdog, fail):
             if st.Get_count(MPI.DOUBLE) != bufs[i].size:
                 raise RuntimeError(f"worker {i} (rank {i + 1}) sent {st.Get_count(MPI.DOUBLE)} numbers at "
                                    f"iteration {k}, expected {bufs[i].size}")
-        acc = np.zeros(d)
+        total = np.zeros(d)
         for c, b in zip(coords, bufs):
-            if c is None:
-                acc += b
-            else:
-                acc[c] += b
-        if asgd:
-            g = acc * scale
-            w = y - step * g
-            v = beta * v + (1.0 - beta) * y - gamma * step * g
-        elif shifted:
-            g = hbar + acc * scale
-            hbar = hbar + acc / n
-            x = x - step * g
-        else:
-            x = x - step * (acc * scale)
+            add_sent(total, c, b)
+        rule.step(state, total, scale, s.step, n)
         clock.lap(clock.compute, k)
     watchdog.tick(cfg.iters)
-    x = w if asgd else x
-    ev.point(cfg.iters, x)
-    return clock, down, ev, x
+    x = rule.iterate(state)
+    t0 = time.perf_counter()
+    rec.point(cfg.iters, x)
+    eval_time[cfg.iters] = time.perf_counter() - t0
+    return clock, down, rec, eval_time, x
 
 
-def _history(cfg, problem, step, ev, x, up_rounds, down):
-    """The simulator's History from the measured counters (cumulative, entry 0 = start)."""
-    iters = cfg.iters
-    k = np.arange(iters + 1)
+def _history(cfg, rec, x, up_rounds, down):
+    """The History with the measured counters (cumulative, entry 0 = start)."""
     zero = np.zeros(1)
-    return History(
-        method=cfg.method, n=problem.n, d=problem.d, m=cfg.m, tau=cfg.tau, step=float(step),
-        seed=cfg.seed, sampling=cfg.sampling, batch=cfg.batch,
-        dist2=ev.dist2, gap=ev.gap,
-        blocks_up=(k * cfg.tau).astype(float),
-        bytes_up=np.concatenate((zero, np.cumsum(up_rounds.mean(axis=1)))),
-        bytes_down=np.concatenate((zero, np.cumsum(down))),
-        x=x,
-        bytes_up_workers=up_rounds.sum(axis=0),
-    )
+    return rec.history(x, cfg.seed, bytes_up=np.concatenate((zero, np.cumsum(up_rounds.mean(axis=1)))),
+                       bytes_down=np.concatenate((zero, np.cumsum(down))), bytes_up_workers=up_rounds.sum(axis=0))
 
 
 def _save(path, hist, extras):
@@ -707,16 +462,15 @@ def _run(comm, argv):
     # 1. every rank checks the command line and builds the problem on its own: no message yet
     error = None
     try:
-        cfg, problem = _configure(argv, ranks, show=rank == 0)
+        cfg, s = _configure(argv, ranks, show=rank == 0)
     except SystemExit as exc:  # --help
         return exc.code or 0
     except (UsageError, ValueError, TypeError, OSError) as exc:  # OSError: a data or --x0 file
         error = exc
     # 2. the master's checks that need the whole problem (the theory's step, IS-ASGD's eta <= 1/L)
-    step = consts = None
     if rank == 0 and error is None:
         try:
-            step, consts = _master_setup(problem, cfg)
+            s.step = _master_setup(s.problem, cfg)
         except ValueError as exc:
             error = exc
     # 3. one status word per rank, summed: all ranks stop together, even if their checks disagreed
@@ -733,18 +487,18 @@ def _run(comm, argv):
     fail = cfg.fail_at if cfg.fail_at is not None and cfg.fail_at[0] == rank else None
     if rank != 0:
         # a worker keeps its own rows and drops the rest of the problem
-        shard = _Shard(problem, rank - 1)
-        n, sizes, l_max = problem.n, problem.sizes.copy(), problem.l_max
-        problem = None
+        own = s.problem.worker(rank - 1)
+        parts = (s.method.rule, s.blocks, s.sampler(), s.minibatches())
+        s = None
     watchdog = _Watchdog(comm, rank, role, cfg.timeout)
     comm.Barrier()
     t_setup = time.perf_counter() - t_start
     t0 = time.perf_counter()
     if rank == 0:
-        clock, down, ev, x = _master(comm, cfg, problem, step, consts, watchdog, fail)
+        clock, down, rec, eval_time, x = _master(comm, cfg, s, watchdog, fail)
         up = np.zeros(cfg.iters)
     else:
-        clock, up = _worker(comm, cfg, shard, rank - 1, n, sizes, l_max, watchdog, fail)
+        clock, up = _worker(comm, cfg, own, parts, watchdog, fail)
     wall = time.perf_counter() - t0
     watchdog.done.set()
 
@@ -757,7 +511,7 @@ def _run(comm, argv):
         return 0
     it = cfg.iters
     compute, comm_t, up_all = table[:, :it], table[:, it:2 * it], table[1:, 2 * it:3 * it].T
-    hist = _history(cfg, problem, step, ev, x, up_all, down)
+    hist = _history(cfg, rec, x, up_all, down)
     if cfg.out is not None:
         meta = {
             "ranks": ranks,
@@ -774,7 +528,7 @@ def _run(comm, argv):
             "mpi_meta": np.array(json.dumps(meta)),
             "mpi_compute": compute,
             "mpi_comm": comm_t,
-            "mpi_eval": ev.time,
+            "mpi_eval": eval_time,
             "mpi_up": up_all,
             "mpi_down": down,
         })
@@ -808,147 +562,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         _say(f"rank {rank} ({role}) failed: {type(exc).__name__}: {exc}")
         comm.Abort(EXIT_FAILED)
         return EXIT_FAILED
-
-
-# ---------------------------------------------------------------- launching (ordinary processes)
-def mpiexec(ranks: int) -> list[str]:
-    """The launcher prefix ``[mpiexec, '-n', K]`` for this Python environment.
-
-    Uses ``$BLOCKCD_MPIEXEC`` if set (e.g. ``"srun --mpi=pmi2"`` on a Slurm
-    cluster, split on spaces), else the ``mpiexec`` next to this Python (where
-    the ``mpich`` wheel installs it), else the first on ``PATH``.
-
-    Raises
-    ------
-    FileNotFoundError
-        if no launcher is found, with the command that installs one.
-    """
-    ranks = check_int("ranks", ranks, 2)
-    custom = os.environ.get("BLOCKCD_MPIEXEC")
-    if custom:
-        parts = custom.split()
-        return parts + ["-n", str(ranks)]
-    here = str(Path(sys.executable).parent)
-    exe = shutil.which("mpiexec", path=here) or shutil.which("mpiexec")
-    if exe is None:
-        raise FileNotFoundError(
-            "mpiexec not found next to this Python or on PATH; install MPI with "
-            "`python -m pip install mpi4py mpich` (both are in requirements.txt)"
-        )
-    return [exe, "-n", str(ranks)]
-
-
-def _flag(key: str, value: Any) -> list[str]:
-    flag = "--" + key.replace("_", "-")
-    if value is None or value is False:
-        return []
-    if value is True:
-        return [flag]
-    return [flag, str(value)]
-
-
-def launch(ranks: int, *, wait: float = 600.0, check: bool = True, **options: Any) -> subprocess.CompletedProcess:
-    """Run ``mpiexec -n ranks python -m blockcd.mpi`` with ``options`` as its flags.
-
-    Keyword arguments become flags (``tau=10`` -> ``--tau 10``,
-    ``send_indices=True`` -> ``--send-indices``; ``None``/``False`` are left
-    out).  Each rank runs with one BLAS thread (``OMP_NUM_THREADS=1`` unless
-    set), as usual for MPI jobs.  The job runs in its own process group, which
-    is killed if it outlives ``wait`` seconds (``timeout=...`` is the job's own
-    ``--timeout``, the per-iteration watchdog).
-
-    Returns
-    -------
-    subprocess.CompletedProcess with text ``stdout`` and ``stderr``.
-
-    Raises
-    ------
-    subprocess.CalledProcessError
-        with ``check=True``, if the job exits with a non-zero status.
-    subprocess.TimeoutExpired
-        if it does not finish within ``wait`` seconds.
-    """
-    wait = check_float("wait", wait, positive=True)
-    args = mpiexec(ranks) + [sys.executable, "-m", "blockcd.mpi"]
-    for key, value in options.items():
-        args += _flag(key, value)
-    env = dict(os.environ)
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        env.setdefault(var, "1")
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                            start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=wait)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, err = proc.communicate()
-        raise subprocess.TimeoutExpired(args, wait, out, err) from None
-    result = subprocess.CompletedProcess(args, proc.returncode, out, err)
-    if check and proc.returncode != 0:
-        raise subprocess.CalledProcessError(proc.returncode, args, out, err)
-    return result
-
-
-@dataclass
-class Measurements:
-    """What an MPI run measured, beside its :class:`blockcd.History`.
-
-    Attributes
-    ----------
-    compute, comm : arrays (K, iters)
-        Seconds per iteration of each rank (row 0 the master) spent computing
-        and inside MPI calls (sending, receiving and waiting).
-    evaluation : array (iters + 1,)
-        The master's seconds per iterate for ||x - x*||^2 and f(x) - f* (not part of the method).
-    bytes_up : array (iters, n)
-        Bytes each worker sent in each round (values, plus indices with ``--send-indices``).
-    bytes_down : array (iters,)
-        Bytes the master broadcast in each round (the iterate, or IS-ASGD's point y).
-    meta : dict
-        ranks, problem and its options, argv, hosts, MPI library, setup and wall seconds per rank.
-    """
-
-    compute: np.ndarray
-    comm: np.ndarray
-    evaluation: np.ndarray
-    bytes_up: np.ndarray
-    bytes_down: np.ndarray
-    meta: dict
-
-    def per_iteration(self) -> dict:
-        """Mean seconds per iteration: ``{'master': (compute, comm), 'workers': (compute, comm)}``."""
-        return {
-            "master": (float(self.compute[0].mean()), float(self.comm[0].mean())),
-            "workers": (float(self.compute[1:].mean()), float(self.comm[1:].mean())),
-        }
-
-
-def load_measurements(path) -> Measurements:
-    """Read the measurements of an MPI run: the ``mpi_*`` arrays of its history file.
-
-    Parameters
-    ----------
-    path : str or Path
-        A file written by ``python -m blockcd.mpi --out path`` (its
-        :class:`blockcd.History` is read by ``History.load(path)``).
-
-    Returns
-    -------
-    Measurements
-
-    Raises
-    ------
-    ValueError
-        if the file holds no MPI measurements (a simulator's history).
-    """
-    with np.load(Path(path), allow_pickle=False) as z:
-        if "mpi_meta" not in z.files:
-            raise ValueError(f"{path} holds no MPI measurements (was it written by blockcd.mpi?)")
-        return Measurements(
-            compute=z["mpi_compute"], comm=z["mpi_comm"], evaluation=z["mpi_eval"],
-            bytes_up=z["mpi_up"], bytes_down=z["mpi_down"], meta=json.loads(str(z["mpi_meta"])),
-        )
-
-
-if __name__ == "__main__":
-    sys.exit(main())
