@@ -1,8 +1,9 @@
 """Sweeps the chapters and ``python -m blockcd reproduce`` share.
 
 Small, seeded loops over :func:`blockcd.run` and the sparsifier: iterations
-to an accuracy over a grid of tau (and seeds), and Monte-Carlo estimates of
-the aggregation variance of the key lemma.  Each returns plain arrays; the
+to an accuracy over a grid of tau (and seeds), the best step on a grid of
+multiples of the theory's, and Monte-Carlo estimates of the aggregation
+variance of the key lemma.  Each returns plain arrays; the
 plotting is in :mod:`blockcd.plotting` and the predictions in
 :mod:`blockcd.theory`.
 """
@@ -15,6 +16,7 @@ import numpy as np
 
 from ._validate import check_choice, check_float, check_int, check_seed
 from .blocks import SAMPLINGS, nice_mask, partition
+from .history import DivergenceError
 from .methods import run
 
 
@@ -27,44 +29,83 @@ def iterations_to(
     *,
     seeds: Sequence[int] = (0,),
     iters_max: int = 100_000,
+    step: float | None = None,
     step_scale: float = 1.0,
     batch: int | None = None,
     sampling: str = "independent",
+    diverged: str = "raise",
 ) -> np.ndarray:
     """Iterations until ||x^k - x*||^2 <= eps ||x^0 - x*||^2, for each tau and seed.
 
-    Runs ``blockcd.run`` with ``step = step_scale * theory step`` for half the
-    theory's bound, doubling the run until the accuracy is hit or
-    ``iters_max`` is reached.
-    Returns an array of shape (len(taus), len(seeds)); ``nan`` where the
-    accuracy was not reached within ``iters_max``.
+    Each run stops at that accuracy (``blockcd.run(..., until=eps)``), so it
+    is exactly as long as needed; the step is ``step`` if given, else
+    ``step_scale`` times the theory's step for that tau.
+
+    Returns an array of shape (len(taus), len(seeds)): ``nan`` where the
+    accuracy was not reached within ``iters_max``; a run that diverges raises
+    :class:`blockcd.DivergenceError` (``diverged='raise'``) or counts ``inf``
+    (``diverged='inf'``).
     """
     from . import theory
 
     eps = check_float("eps", eps, positive=True)
     iters_max = check_int("iters_max", iters_max, 1)
     step_scale = check_float("step_scale", step_scale, positive=True)
+    diverged = check_choice("diverged", diverged, ("raise", "inf"))
     out = np.full((len(taus), len(seeds)), np.nan)
     for a, tau in enumerate(taus):
-        step = step_scale * theory.step_size(problem, method, m, tau, batch=batch, sampling=sampling)
-        guess = theory.predicted_iterations(problem, method, m, tau, eps, step=step, batch=batch)
-        # measured counts are typically 30-60% of the bound: start below it and
-        # double (a shorter run is an exact prefix of a longer one, so the
-        # count found does not depend on the budget)
-        budget = int(min(iters_max, max(50, 0.5 * guess if np.isfinite(guess) else iters_max)))
+        g = step if step is not None else step_scale * theory.step_size(problem, method, m, tau, batch=batch,
+                                                                         sampling=sampling)
         for b, seed in enumerate(seeds):
-            n_it = budget
-            while True:
-                h = run(problem, method, m=m, tau=tau, step=step, iters=n_it, seed=seed, batch=batch,
-                        sampling=sampling)
-                k = h.iters_to(eps)
-                if k is not None:
-                    out[a, b] = k
-                    break
-                if n_it >= iters_max:
-                    break
-                n_it = min(iters_max, 2 * n_it)
+            try:
+                h = run(problem, method, m=m, tau=tau, step=g, iters=iters_max, seed=seed, batch=batch,
+                        sampling=sampling, until=eps)
+            except DivergenceError:
+                if diverged == "raise":
+                    raise
+                out[a, b] = np.inf
+                continue
+            k = h.iters_to(eps)
+            if k is not None:
+                out[a, b] = k
     return out
+
+
+def tuned_step(
+    problem,
+    method: str,
+    m: int,
+    tau: int,
+    eps: float,
+    *,
+    scales: Sequence[float] = (2, 4, 8, 16, 32, 64),
+    seeds: Sequence[int] = (0,),
+    batch: int | None = None,
+    sampling: str = "independent",
+    k_theory=None,
+    iters_max: int | None = None,
+) -> tuple[float, np.ndarray]:
+    """The best step among the theory step times ``scales``: (scale, iterations per seed).
+
+    Scales are tried upwards from 1 (the theory step, whose counts are
+    ``k_theory`` when already measured); the search stops at the first scale
+    that diverges, misses the accuracy within the theory step's count (or
+    ``iters_max``), or is no better on average than the previous one, so its
+    resolution is the ratio of consecutive scales.
+    """
+    if k_theory is None:
+        cap = 100_000 if iters_max is None else iters_max
+        k_theory = iterations_to(problem, method, m, [tau], eps, seeds=seeds, iters_max=cap, batch=batch,
+                                 sampling=sampling, diverged="inf")[0]
+    best_scale, best = 1.0, np.asarray(k_theory, dtype=float)
+    cap = int(np.nanmax(best)) if iters_max is None else iters_max
+    for sc in scales:
+        K = iterations_to(problem, method, m, [tau], eps, seeds=seeds, iters_max=cap, step_scale=float(sc),
+                          batch=batch, sampling=sampling, diverged="inf")[0]
+        if not np.all(np.isfinite(K)) or np.mean(K) >= np.mean(best):
+            break
+        best_scale, best = float(sc), K
+    return best_scale, best
 
 
 def variance_mc(G, m: int, tau: int, *, sampling: str = "independent", trials: int = 2000,

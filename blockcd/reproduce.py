@@ -60,8 +60,8 @@ import numpy as np
 
 from . import plotting, problems, theory
 from ._validate import check_choice, check_float, check_seed
-from .experiments import iterations_to, variance_mc
-from .methods import DivergenceError, run
+from .experiments import iterations_to, tuned_step, variance_mc
+from .methods import run
 
 #: relative tolerance of the ``within`` checks (THEORY section 9)
 TOLERANCE = 0.15
@@ -319,59 +319,27 @@ class _Runner:
 
     # measurements ---------------------------------------------------------
     def iterations(self, problem, method, m, tau, eps, *, seeds=None, batch=None, step_scale=1.0,
-                   sampling="independent", guess=None, iters_max=200_000) -> np.ndarray:
+                   sampling="independent", iters_max=200_000) -> np.ndarray:
         """Iterations to ``eps`` for each seed (``nan``: not within ``iters_max``; ``inf``: diverged).
 
-        Calls :func:`blockcd.experiments.iterations_to` seed by seed with a budget
-        that starts near the expected count (``guess``, or a sixth of the
-        theorem's bound, which is pessimistic by about that much) and doubles,
-        so a run is rarely much longer than needed.  The count is the first
-        hit whatever the budget, so the result does not depend on it.
+        :func:`blockcd.experiments.iterations_to`, seed by seed (each run stops at
+        the accuracy), ticking the progress bar.
         """
         seeds = self.seeds if seeds is None else tuple(seeds)
-        if guess is None or not np.isfinite(guess):
-            step = step_scale * theory.step_size(problem, method, m, tau, batch=batch)
-            bound = theory.predicted_iterations(problem, method, m, tau, eps, step=step, batch=batch)
-            guess = bound / 6 if np.isfinite(bound) else 500
         out = np.full(len(seeds), np.nan)
         for j, s in enumerate(seeds):
-            budget = int(max(50, math.ceil(1.3 * guess)))
-            while True:
-                b = min(budget, iters_max)
-                try:
-                    k = iterations_to(problem, method, m, [tau], eps, seeds=(s,), iters_max=b,
-                                      step_scale=step_scale, batch=batch, sampling=sampling)[0, 0]
-                except DivergenceError:
-                    out[j] = np.inf
-                    break
-                if np.isfinite(k):
-                    out[j] = k
-                    guess = k
-                    break
-                if b >= iters_max:
-                    break
-                budget *= 2
+            out[j] = iterations_to(problem, method, m, [tau], eps, seeds=(s,), iters_max=iters_max,
+                                   step_scale=step_scale, batch=batch, sampling=sampling, diverged="inf")[0, 0]
             self.tick()
         return out
 
     def tuned(self, problem, method, m, tau, eps, k_theory, *, batch=None, scales=None):
-        """Best step among theory step x ``scales`` (powers of 2): (scale, iterations per seed).
-
-        Scales are tried upwards; the search stops at the first scale that
-        diverges, misses the accuracy within the theory step's count, or is
-        no better than the previous one (resolution: a factor 2 in the step).
-        """
+        """Best step among theory step x ``scales``: :func:`blockcd.experiments.tuned_step`."""
         scales = _SCALES if scales is None else scales
         seeds = self.seeds if _random(method, m, tau) else self.seeds[:1]
-        best_scale, best = 1.0, np.asarray(k_theory, dtype=float)
-        cap = int(np.nanmax(best))
-        for sc in scales:
-            K = self.iterations(problem, method, m, tau, eps, seeds=seeds, batch=batch, step_scale=float(sc),
-                                guess=np.mean(best) / 2, iters_max=cap)
-            self.tick(len(self.seeds) - len(seeds))
-            if not np.all(np.isfinite(K)) or np.mean(K) >= np.mean(best):
-                break
-            best_scale, best = float(sc), K
+        best_scale, best = tuned_step(problem, method, m, tau, eps, scales=scales, seeds=seeds, batch=batch,
+                                      k_theory=k_theory)
+        self.tick(len(self.seeds) * len(scales))
         return best_scale, best
 
     # rows -----------------------------------------------------------------
@@ -620,8 +588,7 @@ def iterations_vs_tau(config="quick", *, seed: int = 0, progress=None, tolerance
                     break
                 seeds = R.seeds if _random(method, m, tau) else R.seeds[:1]
                 pred, kind = _predicted(p, method, m, tau, c.sweep_eps, batch=b)
-                guess = None if K_m is None else pred * np.mean(K_m)
-                K = R.iterations(p, method, m, tau, c.sweep_eps, seeds=seeds, batch=b, guess=guess)
+                K = R.iterations(p, method, m, tau, c.sweep_eps, seeds=seeds, batch=b)
                 if len(seeds) < len(R.seeds):
                     R.tick(len(R.seeds) - len(seeds))
                 if tau == m:
@@ -699,12 +666,12 @@ def independent_vs_shared(config="quick", *, seed: int = 0, progress=None,
         tau = m // n
         K_m = R.iterations(p, "ibcd", m, m, eps, seeds=R.seeds[:1])
         pred_i = theory.predicted_ratio(p, "ibcd", m, tau)
-        K_i = R.iterations(p, "ibcd", m, tau, eps, guess=pred_i * K_m[0])
+        K_i = R.iterations(p, "ibcd", m, tau, eps)
         rows.append(R.row("independent_vs_shared", short, "ibcd", m, tau, eps, K_m, K_i, pred_i, "L ratio", _p=p,
                           r=p.r))
         # shared: the theory step for one shared mask, 1/(2 (m/tau) L) = (tau/m) times the dense one
         pred_s = m / tau
-        K_s = R.iterations(p, "ibcd", m, tau, eps, sampling="shared", guess=pred_s * K_m[0])
+        K_s = R.iterations(p, "ibcd", m, tau, eps, sampling="shared")
         rows.append(R.row("independent_vs_shared", short, "ibcd", m, tau, eps, K_m, K_s, pred_s, "m/tau (shared)",
                           _p=p, sampling="shared", r=p.r))
         # the key lemma's variances at x0 = 0
@@ -802,7 +769,7 @@ def real_data(config="quick", *, seed: int = 0, progress=None, tolerance: float 
             seeds_m = R.seeds if _random(method, m, m) else R.seeds[:1]
             K_m = R.iterations(p, method, m, m, eps, seeds=seeds_m, batch=b)
             R.tick(len(R.seeds) - len(seeds_m))
-            K_t = R.iterations(p, method, m, tau, eps, batch=b, guess=pred * np.mean(K_m))
+            K_t = R.iterations(p, method, m, tau, eps, batch=b)
             shifted = method in ("isega", "is-saga")
             rows.append(R.row("real_data", short, method, m, tau, eps, K_m, K_t, pred, kind, _p=p, r=p.r,
                               check="within" if shifted else "info",
@@ -887,7 +854,7 @@ def where_it_breaks(config="quick", *, seed: int = 0, progress=None, tolerance: 
         pred = theory.predicted_ratio(p, "ibcd", m, tau)
         K_m = R.iterations(p, "ibcd", m, m, eps, seeds=R.seeds[:1])
         R.tick(S - 1)
-        K_t = R.iterations(p, "ibcd", m, tau, eps, guess=pred * K_m[0])
+        K_t = R.iterations(p, "ibcd", m, tau, eps)
         rows.append(R.row("where_it_breaks", short, "ibcd", m, tau, eps, K_m, K_t, pred, "L ratio", _p=p, r=p.r,
                           part="large r"))
         sc_m, T_m = R.tuned(p, "ibcd", m, m, eps, K_m)
@@ -943,7 +910,7 @@ def where_it_breaks(config="quick", *, seed: int = 0, progress=None, tolerance: 
         seeds_m = R.seeds if _random(method, m, m) else R.seeds[:1]
         K_m = R.iterations(p, method, m, m, eps, seeds=seeds_m, batch=b)
         R.tick(S - len(seeds_m))
-        K_t = R.iterations(p, method, m, tau, eps, batch=b, guess=pred * np.mean(K_m))
+        K_t = R.iterations(p, method, m, tau, eps, batch=b)
         sc_m, T_m = R.tuned(p, method, m, m, eps, K_m, batch=b)
         sc_t, T_t = R.tuned(p, method, m, tau, eps, K_t, batch=b)
         rows.append(R.row("where_it_breaks", short, method, m, tau, eps, T_m, T_t, pred, kind, _p=p,

@@ -27,19 +27,16 @@ import math
 
 import numpy as np
 
+from . import registry
 from ._validate import check_choice, check_float, check_int, check_vector
 
-METHODS = ("ibcd", "is-sgd", "isega", "is-saga", "is-asgd")
-_ALIASES = {"gd": "ibcd", "dense": "ibcd", "sgd": "is-sgd", "saga": "is-saga", "asgd": "is-asgd"}
+METHODS = registry.METHODS
 #: constants of the Lyapunov proofs (chapter 6); loose, see the module docstring
 ISEGA_C = 6.0
 ISSAGA_C = 36.0
 
 
-def _method(method) -> str:
-    if not isinstance(method, str):
-        raise TypeError(f"method must be a string, one of {METHODS}, got {type(method).__name__}")
-    return check_choice("method", _ALIASES.get(method.lower(), method.lower()), METHODS)
+_method = registry.canonical
 
 
 def _m_tau(problem, m, tau) -> tuple[int, int]:
