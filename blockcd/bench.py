@@ -16,8 +16,8 @@ ratio taken between times measured in the same run:
     K + 1 iterations and a run of one, over K, so set-up and the history
     do not count.
 ``reference``
-    The library against :func:`reference_run`, a straightforward per-worker
-    Python loop, at the sizes of the widgets (n 10 to 100, d <= 200, 20 rows
+    The library against :func:`blockcd.reference.run`, the same rules run as a
+    per-worker Python loop, at the sizes of the widgets (n 10 to 100, d <= 200, 20 rows
     per worker; also the widgets' default problem, 100 rows per worker), at the
     floor sizes and on sparse data; the wall time of a whole 500-iteration run
     at widget sizes; and the agreement of the iterates.
@@ -40,19 +40,13 @@ everything runs and that the iterates agree, not to judge the targets.
 ``OPENBLAS_CORETYPE`` or ``OPENBLAS_L2_SIZE`` is set, the floor case is also
 re-run in a child process without them and shown in an extra column.
 
-How the reference is compared with the library.  The timed reference draws
-each worker's blocks with its own ``numpy.random.Generator.choice`` (one
-generator per worker, seeded by ``(seed, i)``), as a straightforward
-implementation would.  Those choices cannot equal the library's, which come
-from a counter-based Philox stream, so the same loop also accepts the blocks
-from the library's per-worker regeneration
-(:meth:`blockcd.blocks.BlockSampler.worker_blocks`, what a master or an MPI
-rank computes for one worker alone).  The agreement is checked both ways:
-with ``choices='stream'`` at the tau of the row (independent and shared
-sampling), and with the timed ``choices='choice'`` at tau = m, where every
-block is sent and the choice cannot matter.  Agreement means a relative
-difference of at most 1e-12: the two codes add the same numbers in different
-orders (per worker, then over workers).
+How the reference is compared with the library.  The reference runs the
+rules of :mod:`blockcd.rules` worker by worker: each worker regenerates its
+own blocks from the seed (:meth:`blockcd.blocks.BlockSampler.worker_blocks`,
+what a master or an MPI rank computes for one worker alone) and the master
+adds the sent values up.  Agreement (independent and shared sampling, and
+tau = m) means a relative difference of at most 1e-12: the two codes add the
+same numbers in different orders (per worker, then over workers).
 """
 
 from __future__ import annotations
@@ -76,11 +70,9 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import expit
 
-from . import problems, theory
-from ._validate import check_choice, check_float, check_int, check_seed
-from .blocks import SAMPLINGS, BlockSampler, partition
+from . import problems, reference, theory
+from .blocks import BlockSampler
 from .methods import run
 from .problems import Problem
 
@@ -103,129 +95,6 @@ QUICK_WIDGET_SIZES = [(10, 20, 50, 10, 1), (30, 20, 60, 30, 1)]
 
 
 # ------------------------------------------------------------------ the reference
-def _worker_data(problem: Problem) -> list[tuple]:
-    """Each worker's rows and targets (A_i, t_i), as views of the problem's storage."""
-    n = problem.n
-    if problem.split == "identical":
-        return [(problem._A2, problem._t)] * n
-    if problem.sparse:
-        off = problem.offsets
-        return [(problem._A2[off[i] : off[i + 1]], problem._t[off[i] : off[i + 1]]) for i in range(n)]
-    t2 = problem._t.reshape(n, problem.l_max)
-    return [(problem._A3[i, : problem.sizes[i]], t2[i, : problem.sizes[i]]) for i in range(n)]
-
-
-def reference_run(
-    problem: Problem,
-    method: str,
-    *,
-    m: int,
-    tau: int,
-    step: float,
-    iters: int,
-    seed: int = 0,
-    sampling: str = "independent",
-    choices: str = "choice",
-) -> dict:
-    r"""IBCD or ISEGA written as a per-worker Python loop: the benchmark's reference.
-
-    Each iteration, every worker i in turn computes its local gradient
-    :math:`g_i = \frac{1}{l_i} A_i^\top \phi'(A_i x) + \lambda x`, picks tau of
-    the m blocks and, for each chosen block b, adds :math:`\frac{m}{\tau}`
-    times block b of :math:`g_i` (ISEGA: of :math:`g_i - h_i`, and moves
-    :math:`h_i` to :math:`g_i` there) into the master's sum, so that
-    :math:`x \leftarrow x - \gamma\,\bigl(\bar h + \frac{1}{n}\sum_i
-    \frac{m}{\tau} P_{S_i}(g_i - h_i)\bigr)` with :math:`h = 0` for IBCD
-    (chapters 4 and 6).  It records what :func:`blockcd.run` records,
-    :math:`\|x^k - x^\star\|^2` and :math:`f(x^k) - f^\star`.
-
-    Parameters
-    ----------
-    problem : Problem
-    method : {'ibcd', 'isega'}
-    m : int, 1 <= m <= d
-        Number of blocks.
-    tau : int, 1 <= tau <= m
-        Blocks each worker sends.
-    step : float > 0
-    iters : int >= 1
-    seed : int >= 0
-    sampling : {'independent', 'shared'}
-    choices : {'choice', 'stream'}
-        ``'choice'``: worker i draws with its own ``numpy.random.default_rng((seed, i))``,
-        ``Generator.choice(m, tau, replace=False)`` (with shared sampling worker
-        0's draw serves everyone); ``'stream'``: worker i takes
-        ``BlockSampler(n, m, tau, seed, sampling).worker_blocks(k, i)``, the
-        library's own choice regenerated for that worker alone, so the run
-        must reproduce ``blockcd.run`` with the same seed.
-
-    Returns
-    -------
-    dict with ``dist2`` and ``gap`` (arrays of length iters + 1) and the last iterate ``x``.
-    """
-    if not isinstance(problem, Problem):
-        raise TypeError(f"problem must be a blockcd Problem, got {type(problem).__name__}")
-    method = check_choice("method", method, ("ibcd", "isega"))
-    n, d = problem.n, problem.d
-    m = check_int("m", m, 1, d)
-    tau = check_int("tau", tau, 1, m)
-    step = check_float("step", step, positive=True)
-    iters = check_int("iters", iters, 1)
-    seed = check_seed("seed", seed)
-    sampling = check_choice("sampling", sampling, SAMPLINGS)
-    choices = check_choice("choices", choices, ("choice", "stream"))
-
-    workers = _worker_data(problem)
-    blocks = partition(d, m)
-    starts, ends = blocks.starts.tolist(), (blocks.starts + blocks.sizes).tolist()
-    lam, ridge = problem.lam, problem.loss == "ridge"
-    if choices == "choice":
-        rngs = [np.random.default_rng((seed, i)) for i in range(n)]
-    else:
-        sampler = BlockSampler(n, m, tau, seed, sampling)
-    scale = m / tau
-    x = np.zeros(d)
-    h = [np.zeros(d) for _ in range(n)] if method == "isega" else None
-    hsum = np.zeros(d)  # sum of the h_i, known to the master
-    xs, fs = problem.x_star, problem.f_star
-    dist2, gap = np.empty(iters + 1), np.empty(iters + 1)
-
-    for k in range(iters + 1):
-        sent = np.zeros(d)  # sum of (m/tau) P_S(g_i - h_i)
-        moved = np.zeros(d)  # sum of P_S(g_i - h_i): how far the h_i move
-        fx = 0.0
-        for i, (Ai, ti) in enumerate(workers):
-            z = Ai @ x
-            if ridge:
-                fx += 0.5 * np.mean((z - ti) ** 2)
-                c = z - ti
-            else:
-                fx += np.mean(np.logaddexp(0.0, -ti * z))
-                c = -ti * expit(-ti * z)
-            if k == iters:
-                continue  # the last point is only recorded
-            gi = np.asarray(Ai.T @ c).ravel() / len(ti) + lam * x
-            if choices == "stream":
-                S = sampler.worker_blocks(k, i)
-            elif sampling == "independent" or i == 0:
-                S = rngs[i].choice(m, tau, replace=False)
-            for b in S:
-                s, e = starts[b], ends[b]
-                if h is None:
-                    sent[s:e] += scale * gi[s:e]
-                else:
-                    delta = gi[s:e] - h[i][s:e]
-                    sent[s:e] += scale * delta
-                    h[i][s:e] += delta
-                    moved[s:e] += delta
-        dist2[k] = float((x - xs) @ (x - xs))
-        gap[k] = fx / n + 0.5 * lam * float(x @ x) - fs
-        if k < iters:
-            x = x - step * (hsum + sent) / n
-            hsum += moved
-    return {"dist2": dist2, "gap": gap, "x": x}
-
-
 def agreement(
     problem: Problem,
     method: str,
@@ -235,10 +104,9 @@ def agreement(
     iters: int,
     seed: int = 0,
     sampling: str = "independent",
-    choices: str = "stream",
     step: float | None = None,
 ) -> float:
-    r"""Largest relative difference between :func:`blockcd.run` and :func:`reference_run`.
+    r"""Largest relative difference between :func:`blockcd.run` and :func:`blockcd.reference.run`.
 
     The largest of :math:`\max_k |\Delta\|x^k - x^\star\|^2| / \|x^0 - x^\star\|^2`,
     :math:`\max_k |\Delta(f(x^k) - f^\star)| / (f(x^0) - f^\star)` and
@@ -246,8 +114,8 @@ def agreement(
 
     Parameters
     ----------
-    problem, method, m, tau, iters, seed, sampling, choices
-        As in :func:`reference_run`.
+    problem, method, m, tau, iters, seed, sampling
+        As in :func:`blockcd.run`.
     step : float > 0 or None
         None takes :func:`blockcd.theory.step_size` (for the sampling given).
 
@@ -255,14 +123,12 @@ def agreement(
     -------
     float
     """
-    if step is None:
-        step = theory.step_size(problem, method, m, tau, sampling=sampling)
-    lib = run(problem, method, m=m, tau=tau, step=step, iters=iters, seed=seed, sampling=sampling)
-    ref = reference_run(problem, method, m=m, tau=tau, step=step, iters=iters, seed=seed,
-                        sampling=sampling, choices=choices)
-    e_dist = np.max(np.abs(lib.dist2 - ref["dist2"])) / lib.dist2[0]
-    e_gap = np.max(np.abs(lib.gap - ref["gap"])) / abs(lib.gap[0])
-    e_x = np.linalg.norm(lib.x - ref["x"]) / max(np.linalg.norm(lib.x), 1e-300)
+    kw = {"m": m, "tau": tau, "step": step, "iters": iters, "seed": seed, "sampling": sampling}
+    lib = run(problem, method, **kw)
+    ref = reference.run(problem, method, **kw)
+    e_dist = np.max(np.abs(lib.dist2 - ref.dist2)) / lib.dist2[0]
+    e_gap = np.max(np.abs(lib.gap - ref.gap)) / abs(lib.gap[0])
+    e_x = np.linalg.norm(lib.x - ref.x) / max(np.linalg.norm(lib.x), 1e-300)
     return float(max(e_dist, e_gap, e_x))
 
 
@@ -375,8 +241,9 @@ def _size(n, d, m, tau, rows) -> str:
 
 def _floor_forms(p: Problem) -> dict:
     """Ways of computing the (n, d) local gradients of an evenly split dense ridge problem."""
-    n, lm, d = p._A3.shape
-    A3, A2, t, w = p._A3, p._A2, p._t, p._w
+    W = p.workers()
+    n, lm, d = W.A3.shape
+    A3, A2, t, w = W.A3, W.A2, W.t, W.w
     Q = sp.csr_matrix((np.ones(n * lm), np.arange(n * lm), np.arange(0, n * lm + 1, lm)), shape=(n, n * lm))
     chunk = max(1, CHUNK_BYTES // (lm * d * 8))
 
@@ -500,14 +367,14 @@ def _case_reference(quick: bool, reps: int) -> list[Row]:
 
 def _compare(p: Problem, size: str, m: int, tau: int, K: int, reps: int, widget: bool) -> list[Row]:
     err = max(
-        agreement(p, meth, m=m, tau=t, iters=min(K, 30), sampling=s, choices=c)
+        agreement(p, meth, m=m, tau=t, iters=min(K, 30), sampling=s)
         for meth in ("ibcd", "isega")
-        for t, s, c in ((tau, "independent", "stream"), (tau, "shared", "stream"), (m, "independent", "choice"))
+        for t, s in ((tau, "independent"), (tau, "shared"), (m, "independent"))
     )
     rows = [Row("reference: iterates agree (rel. diff)", size, err, f"<= {AGREEMENT:g}", err <= AGREEMENT)]
     kw = {"m": m, "tau": tau, "step": theory.step_size(p, "ibcd", m, tau)}
     fns = {"library": partial(run, p, "ibcd", iters=K, **kw),
-           "reference": partial(reference_run, p, "ibcd", iters=K, **kw)}
+           "reference": partial(reference.run, p, "ibcd", iters=K, **kw)}
     if widget:
         fns["500"] = partial(run, p, "ibcd", iters=500, **kw)
     T = _interleaved(fns, reps)
@@ -563,7 +430,7 @@ def _sparse_stays_sparse(quick: bool) -> list[Row]:
         tracemalloc.stop()
         worst = max(worst, peak / dense_bytes)
         notes.append(f"{meth} {peak / 2**20:.1f} MiB")
-    ok = sp.issparse(p._A2) and worst < 0.1
+    ok = sp.issparse(p.workers().A2) and worst < 0.1
     return [Row("sampling: sparse data not densified (peak / dense size)", f"N={N} d={d} n={n} density 5e-4",
                 worst, "< 0.1, data sparse", ok,
                 f"a dense copy would take {dense_bytes / 2**20:.0f} MiB; run peaks: {', '.join(notes)}")]
@@ -594,7 +461,7 @@ def _case_memory(quick: bool, reps: int) -> list[Row]:
     """
     n, lm, d, m, tau = QUICK_FLOOR_SIZES[1] if quick else FLOOR_SIZES[1]
     p = _dense_ridge(n, lm, d)
-    data = p._A2.nbytes + p._t.nbytes + p._w.nbytes
+    data = p.data_nbytes
     rows = []
     for meth, batch in (("ibcd", None), ("isega", None), ("is-sgd", 1), ("is-saga", 1), ("is-asgd", None)):
         step = 0.5 / p.L if meth == "is-asgd" else theory.step_size(p, meth, m, tau, batch=batch)
