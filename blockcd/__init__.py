@@ -7,9 +7,14 @@ by m/tau; with tau = m/n the iteration count barely changes.
 
 Modules
 -------
-blocks    partition into blocks, tau-nice sampling, :func:`sparsify`
+blocks    partition into blocks, tau-nice sampling, minibatches, :func:`sparsify`
 problems  ridge and logistic problems split across workers, with their constants
-methods   IBCD, IS-SGD, ISEGA, IS-SAGA, IS-ASGD and :func:`run`
+oracle    what workers compute from their own rows (``problem.workers()``, ``problem.worker(i)``)
+rules     the update rules of IBCD, IS-SGD, ISEGA, IS-SAGA, IS-ASGD, each written once
+registry  method names, aliases, rules and capabilities
+methods   the vectorised simulator :func:`run` (all workers as arrays)
+reference the same rules run worker by worker, written to be read
+history   :class:`History` and the recorder every engine shares
 theory    omega, expected smoothness, step sizes, predicted iterations
 experiments  seeded sweeps shared by the chapters and ``python -m blockcd reproduce``
 compare   top-k and shared rand-k compressors, for the fair comparison of chapter 3
@@ -27,11 +32,11 @@ Quick start::
     h.iters_to(1e-6)
 """
 
-from . import blocks, problems, theory
+from . import blocks, problems, reference, registry, rules, theory
 from .blocks import partition, sparsify
 from .history import DivergenceError, History
-from .registry import METHODS
 from .methods import run
+from .registry import METHODS
 
 __all__ = [
     "METHODS",
@@ -40,6 +45,9 @@ __all__ = [
     "blocks",
     "partition",
     "problems",
+    "reference",
+    "registry",
+    "rules",
     "run",
     "sparsify",
     "theory",

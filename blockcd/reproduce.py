@@ -38,8 +38,8 @@ prediction named in the ``prediction`` column:
 * ``L ratio (step term only)``: L(tau)/L(m) where the bound's memory term is
   the larger one (experiment 5).
 
-A check is ``within`` (|measured/predicted - 1| <= tolerance, 15% by default:
-THEORY section 9, where the theory's step is the binding constraint), ``below``
+A check is ``within`` (|measured/predicted - 1| <= tolerance, 15% by default,
+where the theory's step is the binding constraint: chapter 8, lemma ``lem-ratios``), ``below``
 or ``above`` (the direction the theory predicts where the match is expected
 to break), or ``info`` (recorded, not checked).  Nothing here changes how a
 method runs; the step sizes are the library's.
@@ -63,7 +63,7 @@ from ._validate import check_choice, check_float, check_seed
 from .experiments import iterations_to, tuned_step, variance_mc
 from .methods import run
 
-#: relative tolerance of the ``within`` checks (THEORY section 9)
+#: relative tolerance of the ``within`` checks (chapter 8, lemma lem-ratios)
 TOLERANCE = 0.15
 #: minibatch size of IS-SGD and IS-SAGA throughout the suite
 BATCH = 16

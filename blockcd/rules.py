@@ -25,6 +25,7 @@ Adding a method is one rule here and one entry in :mod:`blockcd.registry`.
 
 from __future__ import annotations
 
+import inspect
 from types import SimpleNamespace as State
 
 import numpy as np
@@ -164,3 +165,15 @@ class ISASGD(Rule):
         y = s.y
         s.w = y - step * g
         s.v = s.beta * s.v + (1.0 - s.beta) * y - s.gamma * step * g
+
+
+def source(method: str):
+    """The rule of ``method`` as the book shows it: its class's source, highlighted in a notebook.
+
+    Returns an ``IPython.display.Code`` object (plain text outside IPython's display).
+    """
+    from IPython.display import Code
+
+    from . import registry
+
+    return Code(inspect.getsource(type(registry.get(method).rule)), language="python")

@@ -218,7 +218,7 @@ def test_aggregation_variance_matches_the_key_lemma(n, d, m, tau, sampling):
     gbar = G.mean(axis=0)
     truth = theory.aggregation_variance(G, m, tau, sampling)
     w = theory.omega(m, tau)
-    # the formulas of THEORY section 3, written out
+    # the formulas of the key lemma (chapter 3), written out
     expect = w / n * np.mean(np.sum(G**2, axis=1)) if sampling == "independent" else w * gbar @ gbar
     assert truth == pytest.approx(expect, rel=1e-12)
 

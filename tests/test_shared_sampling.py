@@ -56,7 +56,7 @@ def test_shared_expected_smoothness_is_exact(prob):
 
 
 def test_shared_iteration_ratio_matches_theory(prob):
-    # K_shared(tau)/K_indep(tau) against L_shared(tau)/L_indep(tau); the m/n rule's 15% (THEORY §9)
+    # K_shared(tau)/K_indep(tau) against L_shared(tau)/L_indep(tau); the m/n rule's 15% (chapter 8, lemma lem-ratios)
     m, tau, eps = 40, 4, 1e-6
     ks = [blockcd.run(prob, "ibcd", m=m, tau=tau, iters=4000, seed=s, sampling="shared").iters_to(eps)
           for s in range(3)]

@@ -1,4 +1,4 @@
-"""The inequalities of THEORY sections 4-6 at random points, and the closed forms of blockcd.theory.
+"""The inequalities of chapters 4-6 at random points, and the closed forms of blockcd.theory.
 
 Expectations over the block samples (and minibatches) are computed *exactly*
 by enumerating every tau-subset of blocks (and every b-subset of rows), or by
