@@ -163,6 +163,7 @@ class BlockSampler:
         self._ones = np.ones((self.n, self.m), dtype=bool)
 
     def masks(self, k: int) -> np.ndarray:
+        """The (n, m) boolean block mask of iteration ``k`` (all workers' choices in one draw)."""
         if self.tau == self.m:
             return self._ones
         mask = nice_mask(self.stream.draw(k), self.tau)

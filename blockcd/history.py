@@ -34,14 +34,25 @@ class History:
 
     Attributes
     ----------
-    dist2 : ||x^k - x*||^2
-    gap : f(x^k) - f(x*)
-    blocks_up : cumulative blocks sent by each worker (the same for all workers)
-    bytes_up : cumulative bytes sent up, averaged over workers (values, plus
-        indices when ``send_indices=True``)
-    bytes_down : cumulative bytes the master sends to each worker (the iterate)
-    step : the step size used
-    x : the last iterate
+    dist2 : ndarray
+        ``||x^k - x*||^2``.
+    gap : ndarray
+        ``f(x^k) - f(x*)``.
+    blocks_up : ndarray
+        Cumulative blocks sent by each worker (the same for all workers).
+    bytes_up : ndarray
+        Cumulative bytes sent up, averaged over workers (values, plus indices
+        when ``send_indices=True``).
+    bytes_down : ndarray
+        Cumulative bytes the master sends to each worker (the iterate).
+    bytes_up_workers : ndarray
+        Total bytes each worker sent, shape (n,).
+    step : float
+        The step size used.
+    x : ndarray
+        The last iterate.
+    method, n, d, m, tau, seed, sampling, batch
+        The run's arguments.
     """
 
     method: str

@@ -59,7 +59,7 @@ class Workers:
         self.A2, self.A3, self.t, self.w, self.wf = A2, A3, t, w, wf
         self.row_base, self.sizes, self.offsets = row_base, sizes, offsets
         self.n, self.d = n, d
-        #: shape of a gradient answer: (n, d)
+        #: shape of a gradient answer, (n, d)
         self.shape = (n, d)
         self.l_max = int(sizes.max())
         #: l_i as a column, to divide (n, b) arrays by each worker's row count

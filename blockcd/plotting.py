@@ -4,7 +4,7 @@ Every chapter draws with these functions so that a method looks the same
 everywhere: :data:`STYLE` fixes colour, marker and label per method, and
 :func:`setup` sets the book's matplotlib defaults (``lw=2``, lowercase labels,
 no titles: captions come from the notebook cell's metadata).  Nothing here
-runs a method; pass :class:`~blockcd.methods.History` objects or arrays.
+runs a method; pass :class:`~blockcd.History` objects or arrays.
 """
 
 from __future__ import annotations

@@ -210,7 +210,7 @@ class Problem:
 
     @property
     def data_nbytes(self) -> int:
-        """Bytes of the stored data: rows (with padding), targets and row weights."""
+        """Bytes of the stored data (rows with padding, targets and row weights)."""
         A = self._A2
         size = A.data.nbytes + A.indices.nbytes + A.indptr.nbytes if sp.issparse(A) else A.nbytes
         return int(size + self._t.nbytes + self._w.nbytes)
@@ -281,12 +281,12 @@ class Problem:
 
     @cached_property
     def L(self) -> float:
-        """Smoothness constant of f: largest eigenvalue of its Hessian bound (dense eigh, or Lanczos for d > 3000)."""
+        """Smoothness constant of f, the largest eigenvalue of its Hessian bound (dense eigh, or Lanczos for d > 3000)."""
         return self._curv * self._spectrum[0] + self.lam
 
     @cached_property
     def mu(self) -> float:
-        """Strong convexity constant of f (ridge: smallest Hessian eigenvalue; logistic: lam)."""
+        """Strong convexity constant of f (for ridge the smallest Hessian eigenvalue, for logistic lam)."""
         if self.loss == "ridge":
             mu = self._spectrum[1] + self.lam
         else:
@@ -305,7 +305,7 @@ class Problem:
 
     @cached_property
     def L_i(self) -> np.ndarray:
-        """Smoothness of each local function: ||A_i||_2^2 / l_i * phi'' bound + lam, shape (n,)."""
+        """Smoothness of each local function, ||A_i||_2^2 / l_i * phi'' bound + lam, shape (n,)."""
         if self._layout == "shared":
             top = self._spectrum[0]
             return np.full(self.n, self._curv * top + self.lam)
@@ -457,7 +457,7 @@ class Problem:
 
     @cached_property
     def rho0(self) -> float:
-        r"""Worker-level strong growth constant: (1/n) sum ||grad f_i||^2 <= rho0 ||grad f||^2.
+        r"""Worker-level strong growth constant, (1/n) sum ||grad f_i||^2 <= rho0 ||grad f||^2.
 
         1 for identical splits; for interpolating quadratics the largest
         generalised eigenvalue of (mean_i H_i^2, H^2); ``inf`` where no finite

@@ -15,7 +15,7 @@ a figure with :mod:`blockcd.plotting`, and returns a :class:`Result`:
 
 :func:`run_suite` runs a selection, writes each figure (PNG and PDF) and
 table (CSV) and returns the results; ``python -m blockcd reproduce`` is its
-command line (:mod:`blockcd.__main__`).  Everything is a function of the
+command line (``python -m blockcd``).  Everything is a function of the
 configuration (:data:`QUICK` or :data:`FULL`) and one seed: the problems are
 built with that seed and the runs use seeds ``seed, seed + 1, ...``.
 
@@ -38,7 +38,7 @@ prediction named in the ``prediction`` column:
 * ``L ratio (step term only)``: L(tau)/L(m) where the bound's memory term is
   the larger one (experiment 5).
 
-A check is ``within`` (|measured/predicted - 1| <= tolerance, 15% by default,
+A check is ``within`` (``|measured/predicted - 1| <= tolerance``, 15% by default,
 where the theory's step is the binding constraint: chapter 8, lemma ``lem-ratios``), ``below``
 or ``above`` (the direction the theory predicts where the match is expected
 to break), or ``info`` (recorded, not checked).  Nothing here changes how a

@@ -33,7 +33,7 @@ What each rank does:
   (``MPI_Abort``, non-zero exit); ``--timeout`` aborts a job whose iteration
   stalls.
 
-The rank programs are :mod:`blockcd.mpi.ranks`; they run the update rules of
+The rank programs are ``blockcd.mpi.ranks``; they run the update rules of
 :mod:`blockcd.rules` with each worker's own oracle (``problem.worker(i)``), as
 the per-worker reference does.  Importing this package does not import
 :mod:`mpi4py`; only the ranks started by ``mpiexec`` do.  The helpers :func:`mpiexec`, :func:`launch`,
