@@ -347,14 +347,15 @@ class Problem:
     @cached_property
     def L_sample(self) -> np.ndarray:
         """Per-worker largest per-sample smoothness max_j L_ij, shape (n,)."""
-        rn = self.row_norms2
+        return self._curv * self._by_worker(self.row_norms2, np.maximum) + self.lam
+
+    def _by_worker(self, v: np.ndarray, op) -> np.ndarray:
+        """(n,): op (np.maximum or np.add) reduced over each worker's stored rows of v."""
         if self._layout == "padded":
-            per = rn.reshape(self.n, self.l_max).max(axis=1)
-        elif self._layout == "sparse":
-            per = np.maximum.reduceat(rn, self.offsets[:-1])
-        else:
-            per = np.full(self.n, rn.max())
-        return self._curv * per + self.lam
+            return op.reduce(v.reshape(self.n, self.l_max), axis=1)
+        if self._layout == "sparse":
+            return op.reduceat(v, self.offsets[:-1])
+        return np.full(self.n, op.reduce(v))
 
     def local_smoothness(self, batch: int) -> np.ndarray:
         r"""Expected smoothness of each worker's b-nice minibatch estimator, shape (n,).
@@ -431,13 +432,7 @@ class Problem:
         Gs, xs = self.local_grads_star, self.x_star
         deriv = dphi(self.loss, self._margins(xs), self._t)
         # per worker: (1/l) sum_j dphi_j^2 ||a_j||^2 - ||grad f_i(x*) - lam x*||^2
-        second = self._w * deriv**2 * self.row_norms2
-        if self._layout == "padded":
-            mom = second.reshape(self.n, self.l_max).sum(axis=1)
-        elif self._layout == "sparse":
-            mom = np.add.reduceat(second, self.offsets[:-1])
-        else:
-            mom = np.full(self.n, second.sum())
+        mom = self._by_worker(self._w * deriv**2 * self.row_norms2, np.add)
         data = Gs - self.lam * xs
         var = np.maximum(mom - np.sum(data**2, axis=1), 0.0)
         l = self.sizes.astype(float)

@@ -24,7 +24,7 @@ import numpy as np
 from .. import problems as _problems
 from .. import theory
 from .._validate import check_choice, check_float, check_int
-from ..methods import setup
+from ..methods import Setup, setup
 from ..reference import Selection, add_sent
 
 #: problems the command line can build, and the options each accepts
@@ -170,22 +170,25 @@ def _parser(show: bool = True) -> argparse.ArgumentParser:
 
 @dataclass
 class _Config:
-    method: str
-    m: int
-    tau: int
-    step: float | None
-    iters: int
-    seed: int
-    sampling: str
-    batch: int | None
-    x0: np.ndarray
-    send_indices: bool
+    """The command line: the run's arguments (``run``, checked by :func:`blockcd.methods.setup` as
+    :func:`blockcd.run` checks them: ``cfg.m``, ``cfg.tau``, ``cfg.step``, ... read them) and the job's own."""
+
+    run: Setup
     problem_name: str
     problem_options: dict
     out: Path | None
     quiet: bool
     timeout: float
     fail_at: tuple | None
+
+    @property
+    def method(self) -> str:
+        return self.run.method.name
+
+    def __getattr__(self, name):
+        if name == "run":
+            raise AttributeError(name)
+        return getattr(self.run, name)
 
 
 def _configure(argv: Sequence[str], ranks: int, show: bool = True):
@@ -205,8 +208,6 @@ def _configure(argv: Sequence[str], ranks: int, show: bool = True):
     # the checks of blockcd.run, once for every method; the theory's step is the master's (_master_setup)
     s = setup(problem, a.method, m=a.m, tau=a.tau, step=a.step, iters=a.iters, seed=a.seed, sampling=a.sampling,
               batch=a.batch, send_indices=bool(a.send_indices), theory_step=False)
-    method, m, tau, iters, seed, sampling, batch, step = (s.method.name, s.m, s.tau, s.iters, s.seed, s.sampling,
-                                                          s.batch, s.step)
     timeout = check_float("timeout", a.timeout, nonnegative=True)
     if a.x0 is None:
         x0 = np.zeros(d)
@@ -218,7 +219,7 @@ def _configure(argv: Sequence[str], ranks: int, show: bool = True):
     if a.fail_at is not None:
         r, k, _ = a.fail_at
         check_int("--fail-at rank", r, 0, ranks - 1)
-        check_int("--fail-at iteration", k, 0, iters - 1)
+        check_int("--fail-at iteration", k, 0, s.iters - 1)
     out = None
     if a.out is not None:
         out = Path(a.out)
@@ -227,10 +228,8 @@ def _configure(argv: Sequence[str], ranks: int, show: bool = True):
         if not out.parent.is_dir():
             raise UsageError(f"--out: directory {str(out.parent)!r} does not exist")
     spec = {k: v for k, v in options.items() if v is not None and v is not False}
-    cfg = _Config(method, m, tau, step, iters, seed, sampling, batch, x0, bool(a.send_indices),
-                  a.problem, spec, out, bool(a.quiet), timeout, a.fail_at)
     s.x0 = x0
-    return cfg, s
+    return _Config(s, a.problem, spec, out, bool(a.quiet), timeout, a.fail_at)
 
 
 # ---------------------------------------------------------------- messages
@@ -462,7 +461,7 @@ def _run(comm, argv):
     # 1. every rank checks the command line and builds the problem on its own: no message yet
     error = None
     try:
-        cfg, s = _configure(argv, ranks, show=rank == 0)
+        cfg = _configure(argv, ranks, show=rank == 0)
     except SystemExit as exc:  # --help
         return exc.code or 0
     except (UsageError, ValueError, TypeError, OSError) as exc:  # OSError: a data or --x0 file
@@ -470,7 +469,7 @@ def _run(comm, argv):
     # 2. the master's checks that need the whole problem (the theory's step, IS-ASGD's eta <= 1/L)
     if rank == 0 and error is None:
         try:
-            s.step = _master_setup(s.problem, cfg)
+            cfg.run.step = _master_setup(cfg.run.problem, cfg)
         except ValueError as exc:
             error = exc
     # 3. one status word per rank, summed: all ranks stop together, even if their checks disagreed
@@ -487,15 +486,16 @@ def _run(comm, argv):
     fail = cfg.fail_at if cfg.fail_at is not None and cfg.fail_at[0] == rank else None
     if rank != 0:
         # a worker keeps its own rows and drops the rest of the problem
+        s = cfg.run
         own = s.problem.worker(rank - 1)
         parts = (s.method.rule, s.blocks, s.sampler(), s.minibatches())
-        s = None
+        s.problem = None
     watchdog = _Watchdog(comm, rank, role, cfg.timeout)
     comm.Barrier()
     t_setup = time.perf_counter() - t_start
     t0 = time.perf_counter()
     if rank == 0:
-        clock, down, rec, eval_time, x = _master(comm, cfg, s, watchdog, fail)
+        clock, down, rec, eval_time, x = _master(comm, cfg, cfg.run, watchdog, fail)
         up = np.zeros(cfg.iters)
     else:
         clock, up = _worker(comm, cfg, own, parts, watchdog, fail)
