@@ -155,10 +155,10 @@ def test_knee_of_the_predicted_curve_is_the_theory_knee():
     p = problems.synthetic(10, 100, 100, interpolating=True, cond=10, seed=0)
     taus = np.arange(1, 101)
     pred = [theory.predicted_ratio(p, "ibcd", 100, int(t)) for t in taus]
-    knee = reproduce._knee(taus, pred)
+    knee = reproduce.claims._knee(taus, pred)
     # linear interpolation in log tau between neighbouring integers: error below one grid step
     assert abs(knee - theory.knee(100, 10, p.r)) < 0.5
-    assert math.isnan(reproduce._knee(taus, np.ones(100)))
+    assert math.isnan(reproduce.claims._knee(taus, np.ones(100)))
 
 
 def test_summary_table_marks_failures():

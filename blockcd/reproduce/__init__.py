@@ -1,0 +1,178 @@
+"""The book's experiment suite: the paper's claims, measured (chapter 8).
+
+Five experiments, each a function that runs seeded methods through
+:func:`blockcd.run` (via :func:`blockcd.experiments.iterations_to`), puts the
+measured iteration ratios next to what :mod:`blockcd.theory` predicts, draws
+a figure with :mod:`blockcd.plotting`, and returns a :class:`Result`:
+
+=========================  ================================================
+``ninety_nine``            n = 100 workers, tau = m/n: the 99% figure
+``iterations_vs_tau``      K(tau)/K(m) for every method and n, knee marked
+``independent_vs_shared``  the n-fold difference between the two samplings
+``real_data``              breast cancer and digits, iid and sorted splits
+``where_it_breaks``        large r, kappa below n, tuned instead of theory steps
+=========================  ================================================
+
+:func:`run_suite` runs a selection, writes each figure (PNG and PDF) and
+table (CSV) and returns the results; ``python -m blockcd reproduce`` is its
+command line (``python -m blockcd``).  Everything is a function of the
+configuration (:data:`QUICK` or :data:`FULL`) and one seed: the problems are
+built with that seed and the runs use seeds ``seed, seed + 1, ...``.
+
+Each measured ratio K(tau)/K(m) averages the iterations over the seeds (the
+spread is the smallest and largest per-seed ratio) and is compared with a
+prediction named in the ``prediction`` column:
+
+* ``L ratio``: the leading term L(tau)/L(m) of :func:`blockcd.theory.predicted_ratio`
+  (for IBCD 1 + (m/tau - 1) r/n, the m/n rule), used for IBCD and IS-SGD on
+  interpolating problems;
+* ``bound ratio``: the ratio of the theorem's iteration bounds,
+  :func:`blockcd.theory.predicted_iterations` at tau over the same at m, used
+  where another term of the bound matters: the memory term 2m/tau of ISEGA and
+  IS-SAGA, the neighbourhood of IBCD and IS-SGD on non-interpolating data, and
+  the log(1 - 1/(rho sqrt(kappa))) of IS-ASGD when sqrt(kappa) is small;
+* ``m/tau (shared)``: shared block choices, randomized coordinate descent with
+  expected smoothness (m/tau) L (experiment 3), and ``key lemma``: the ratio of
+  the two aggregation variances (experiment 3, checked to four Monte-Carlo
+  standard errors);
+* ``L ratio (step term only)``: L(tau)/L(m) where the bound's memory term is
+  the larger one (experiment 5).
+
+A check is ``within`` (``|measured/predicted - 1| <= tolerance``, 15% by default,
+where the theory's step is the binding constraint: chapter 8, lemma ``lem-ratios``), ``below``
+or ``above`` (the direction the theory predicts where the match is expected
+to break), or ``info`` (recorded, not checked).  Nothing here changes how a
+method runs; the step sizes are the library's.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from .._validate import check_float, check_seed
+from .claims import independent_vs_shared, iterations_vs_tau, ninety_nine, real_data, where_it_breaks
+from .core import (
+    _PLANS,
+    BATCH,
+    COLUMNS,
+    CONFIGS,
+    FULL,
+    METHODS,
+    QUICK,
+    TABLE_COLUMNS,
+    TOLERANCE,
+    Config,
+    Result,
+    _config,
+    _write_csv,
+    summary_table,
+)
+
+__all__ = [
+    "BATCH",
+    "COLUMNS",
+    "CONFIGS",
+    "EXPERIMENTS",
+    "FULL",
+    "METHODS",
+    "QUICK",
+    "TABLE_COLUMNS",
+    "TOLERANCE",
+    "Config",
+    "Result",
+    "experiment_name",
+    "independent_vs_shared",
+    "iterations_vs_tau",
+    "main_reproduce",
+    "ninety_nine",
+    "real_data",
+    "run_suite",
+    "summary_table",
+    "where_it_breaks",
+]
+
+
+# ================================================================== suite
+#: the experiments by name, in the chapter's order
+EXPERIMENTS: dict[str, Callable[..., Result]] = {
+    "ninety_nine": ninety_nine,
+    "iterations_vs_tau": iterations_vs_tau,
+    "independent_vs_shared": independent_vs_shared,
+    "real_data": real_data,
+    "where_it_breaks": where_it_breaks,
+}
+
+
+def experiment_name(name: str) -> str:
+    """Canonical experiment name: case-insensitive, '-' and '_' alike; ValueError if unknown."""
+    if not isinstance(name, str):
+        raise TypeError(f"experiment name must be a string, got {type(name).__name__}")
+    key = name.strip().lower().replace("-", "_")
+    if key not in EXPERIMENTS:
+        raise ValueError(f"unknown experiment {name!r}; choose from {', '.join(EXPERIMENTS)}")
+    return key
+
+
+def run_suite(names: Sequence[str] | None = None, *, config="quick", out=None, seed: int = 0,
+              tolerance: float = TOLERANCE, progress: bool = True) -> list:
+    """Run the experiments ``names`` (all by default) and write their files to ``out``.
+
+    Parameters
+    ----------
+    names : experiment names (keys of :data:`EXPERIMENTS`; '-' for '_' is accepted)
+    config : 'quick', 'full' or a :class:`Config`
+    out : directory for ``<name>.png``, ``.pdf``, ``.csv`` and ``summary.csv``; None writes nothing
+    seed : int >= 0
+    tolerance : float > 0, relative tolerance of the ``within`` checks
+    progress : show a tqdm bar over the runs (on stderr)
+
+    Returns
+    -------
+    list of Result, in the order of :data:`EXPERIMENTS`.
+    """
+    import matplotlib.pyplot as plt
+
+    keys = list(EXPERIMENTS) if names is None else [experiment_name(x) for x in names]
+    keys = [k for k in EXPERIMENTS if k in keys]
+    cfg = _config(config)
+    seed = check_seed("seed", seed)
+    tolerance = check_float("tolerance", tolerance, positive=True)
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        total = sum(_PLANS[k](cfg, cfg.seeds) for k in keys)
+        bar = tqdm(total=total, unit="run", file=sys.stderr, dynamic_ncols=True)
+        bar.blockcd_preset = True
+    results = []
+    try:
+        for k in keys:
+            res = EXPERIMENTS[k](config, seed=seed, progress=bar, tolerance=tolerance)
+            if out is not None:
+                res.write(out)
+                plt.close(res.figure)
+            results.append(res)
+    finally:
+        if bar is not None:
+            bar.close()
+    if out is not None:
+        _write_csv(Path(out) / "summary.csv", [r for res in results for r in res.checks])
+    return results
+
+
+def main_reproduce(names, *, config, out, seed, tolerance) -> int:
+    """The body of ``python -m blockcd reproduce``: run, print the summary, return the exit status."""
+    t0 = time.perf_counter()
+    results = run_suite(names, config=config, out=out, seed=seed, tolerance=tolerance, progress=True)
+    wall = time.perf_counter() - t0
+    print(summary_table(results))
+    checks = [r for res in results for r in res.checks]
+    failed = [r for r in checks if not r["passed"]]
+    print()
+    print(f"{len(checks) - len(failed)} of {len(checks)} checks passed; "
+          f"{config if isinstance(config, str) else config.name} suite, seed {seed}, "
+          f"{wall:.0f} s; files in {out}")
+    return 1 if failed else 0
