@@ -179,6 +179,7 @@ class Row:
     extra: dict = field(default_factory=dict)
 
     def verdict(self) -> str:
+        """'yes', 'NO', or '-' for a row without a target."""
         return "-" if self.met is None else ("yes" if self.met else "NO")
 
 

@@ -74,6 +74,7 @@ class History:
 
     @property
     def iters(self) -> int:
+        """Iterations recorded (entries after the start x0)."""
         return len(self.dist2) - 1
 
     def iters_to(self, eps: float) -> int | None:
