@@ -64,6 +64,8 @@ class Workers:
         self.l_max = int(sizes.max())
         #: l_i as a column, to divide (n, b) arrays by each worker's row count
         self.row_sizes = sizes[:, None]
+        #: stored entries of the data (non-zeros for sparse data, with padding for dense)
+        self.entries = int(A2.nnz if sp.issparse(A2) else A2.size)
         if layout == "sparse":
             N = A2.shape[0]
             self._Q = sp.csr_matrix((np.ones(N), np.arange(N), offsets), shape=(n, N))
@@ -133,6 +135,64 @@ class Workers:
         G = self.combine(idx, self.sample_derivs(x, idx) / idx.shape[-1])
         return G + self.lam * x if self.lam else G
 
+    # ---------------------------------------------------- partial gradients
+    def partial_grads(self, x: np.ndarray, who: np.ndarray, cols: np.ndarray, with_f: bool = False):
+        """The entries (who[p], cols[p]) of the (n, d) local gradients, without computing the others.
+
+        The margins A x take one pass over the data; the transposed product
+        then reads only the sent columns of each worker's rows (chapter 9: a
+        worker that sends tau of m blocks computes about tau/m of its
+        gradient).  Returns values of shape (P,) (and f(x) with ``with_f``).
+        """
+        z = self.margins(x)
+        c = self.w * dphi(self.loss, z, self.t)
+        if self.layout == "padded":
+            n, lm, _ = self.A3.shape
+            vals = np.einsum("pl,pl->p", self.A3[who, :, cols], c.reshape(n, lm)[who])
+        elif self.layout == "sparse":
+            vals = self._column_sums(c, who, cols)
+        else:
+            vals = np.asarray(self.A2.T @ c).ravel()[cols]
+        if self.lam:
+            vals = vals + self.lam * x[cols]
+        return (vals, self.f(x, z)) if with_f else vals
+
+    def partial_minibatch_grads(self, x: np.ndarray, idx: np.ndarray, who: np.ndarray, cols: np.ndarray):
+        """The entries (who[p], cols[p]) of :meth:`minibatch_grads` alone, shape (P,)."""
+        rows = self.rows(idx)
+        coef = self.sample_derivs(x, idx) / idx.shape[-1]
+        Ab = np.asarray(_dense(self.A2[rows[who], np.broadcast_to(cols[:, None], rows[who].shape)]))
+        vals = np.einsum("pb,pb->p", Ab, coef[who])  # Ab[p, j]: entry cols[p] of worker who[p]'s row j
+        return vals + self.lam * x[cols] if self.lam else vals
+
+    def _column_sums(self, c: np.ndarray, who: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """sum_{rows j of worker who[p]} c_j A[j, cols[p]] for sparse data, from a column-major copy.
+
+        In the CSC copy the entries of one column are sorted by row, so those
+        of one worker are one run; ``key`` = column * n + worker of each entry
+        is sorted, and each (worker, column) pair is found by binary search.
+        """
+        if not hasattr(self, "_csc"):
+            C = self.A2.tocsc()
+            C.sort_indices()
+            owner = np.searchsorted(self.offsets, C.indices, side="right") - 1
+            col = np.repeat(np.arange(self.d), np.diff(C.indptr))
+            self._csc = (C.data, C.indices, col * self.n + owner)
+        data, rows, key = self._csc
+        q = cols * self.n + who
+        lo, hi = np.searchsorted(key, q, "left"), np.searchsorted(key, q, "right")
+        lens = hi - lo
+        total = int(lens.sum())
+        if total == 0:
+            return np.zeros(q.size)
+        starts = np.cumsum(lens) - lens
+        pos = np.repeat(lo - starts, lens) + np.arange(total)
+        prod = data[pos] * c[rows[pos]]
+        out = np.zeros(q.size)
+        nz = lens > 0
+        out[nz] = np.add.reduceat(prod, starts[nz])
+        return out
+
     # ----------------------------------------------------------- SAGA table
     def derivs(self, x: np.ndarray) -> np.ndarray:
         """(n, l_max) table of phi'(a_j^T x) over each worker's rows (past l_i: row l_i - 1 repeated)."""
@@ -198,6 +258,27 @@ class Worker(Workers):
 
     def derivs(self, x):
         return dphi(self.loss, self.margins(x), self.t)
+
+    def partial_grads(self, x, cols, with_f: bool = False):
+        """The entries cols of grad f_i(x) alone (the margins, then only those columns)."""
+        z = self.margins(x)
+        c = dphi(self.loss, z, self.t) / self.l
+        if sp.issparse(self.A):
+            if not hasattr(self, "_csc"):
+                self._csc = self.A.tocsc()
+            vals = np.asarray(self._csc[:, cols].T @ c).ravel()
+        else:
+            vals = c @ self.A[:, cols]
+        if self.lam:
+            vals = vals + self.lam * x[cols]
+        return (vals, self.f(x, z)) if with_f else vals
+
+    def partial_minibatch_grads(self, x, idx, cols):
+        """The entries cols of the minibatch gradient over the local rows idx alone."""
+        coef = self.sample_derivs(x, idx) / idx.shape[-1]
+        Ab = self.A[idx][:, cols]
+        vals = np.asarray(coef @ _dense(Ab)).ravel()
+        return vals + self.lam * x[cols] if self.lam else vals
 
     def table_average(self, table):
         return np.asarray(self.A.T @ (table / self.l)).ravel()

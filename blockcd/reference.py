@@ -16,27 +16,49 @@ from __future__ import annotations
 import numpy as np
 
 from .history import History
-from .methods import setup
+from .methods import Partial, setup
 
 
 class Selection:
-    """The coordinates one worker sends (``None``: all of them, tau = m)."""
+    """The coordinates one worker sends (``None``: all of them, tau = m).
+
+    :meth:`grads` and :meth:`minibatch_grads` compute the worker's estimate on
+    those coordinates only (a :class:`~blockcd.methods.Partial`); :meth:`send`
+    and :meth:`send_shifted` turn an estimate, partial or full, into the values
+    that go on the wire.
+    """
 
     def __init__(self, coords: np.ndarray | None):
         self.coords = coords
 
-    def send(self, g: np.ndarray) -> np.ndarray:
-        """The values of g on the chosen coordinates: what goes on the wire."""
-        return g if self.coords is None else g[self.coords]
+    def grads(self, o, x, with_f: bool = True):
+        """grad f_i(x) on the sent coordinates (and f_i(x) with ``with_f``, else None)."""
+        if self.coords is None:
+            return o.grads(x, with_f=True) if with_f else (o.grads(x), None)
+        vals = o.partial_grads(x, self.coords, with_f)
+        return (Partial(vals[0]), vals[1]) if with_f else (Partial(vals), None)
 
-    def send_shifted(self, g: np.ndarray, h: np.ndarray) -> np.ndarray:
+    def minibatch_grads(self, o, x, idx):
+        """The minibatch gradient over the local rows idx, on the sent coordinates."""
+        if self.coords is None:
+            return o.minibatch_grads(x, idx)
+        return Partial(o.partial_minibatch_grads(x, idx, self.coords))
+
+    def _entries(self, g):
+        return g.values if isinstance(g, Partial) else g[self.coords]
+
+    def send(self, g) -> np.ndarray:
+        """The values of g on the chosen coordinates: what goes on the wire."""
+        return g if self.coords is None else self._entries(g)
+
+    def send_shifted(self, g, h: np.ndarray) -> np.ndarray:
         """Send D = g - h on the chosen coordinates and overwrite h there (h += D)."""
         c = self.coords
         if c is None:
             D = g - h
             h += D
             return D
-        D = g[c] - h[c]
+        D = self._entries(g) - h[c]
         h[c] += D
         return D
 

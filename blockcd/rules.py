@@ -14,7 +14,11 @@ blocks it chose), and how the master steps on the aggregate
   ``problem.worker(i)`` and ``sel`` worker i's coordinates, whose ``send``
   returns the values worker i puts on the wire; the engine adds them up.
 
-So ``send`` returns a message in the engine's own terms, and ``step``
+A worker computes its estimate through ``sel`` (``sel.grads(o, x)``,
+``sel.minibatch_grads(o, x, idx)``), which asks the oracle for the sent
+coordinates only when that is cheaper: the margins take one pass over the
+rows, the transposed product only the sent columns.  So ``send`` returns a
+message in the engine's own terms, and ``step``
 receives ``total`` = sum_i P_{S_i} D_i (unscaled) with ``scale`` = m/(tau n).
 ``send`` also returns f(x) when it came for free with the gradients (the
 simulator records it), else None.  A rule never draws random numbers: the
@@ -68,7 +72,7 @@ class IBCD(Rule):
     name = "ibcd"
 
     def send(self, o, w, x, idx, sel):
-        G, fx = o.grads(x, with_f=True)
+        G, fx = sel.grads(o, x)  # worker i's gradient on the blocks it sends (the margins, then those columns)
         return sel.send(G), fx
 
 
@@ -78,7 +82,7 @@ class ISSGD(Rule):
     name = "is-sgd"
 
     def send(self, o, w, x, idx, sel):
-        return sel.send(o.minibatch_grads(x, idx)), None
+        return sel.send(sel.minibatch_grads(o, x, idx)), None
 
 
 class ISEGA(Rule):
@@ -95,12 +99,12 @@ class ISEGA(Rule):
     def worker_init(self, o, x0):
         return State(h=np.zeros(o.shape))
 
-    def estimate(self, o, w, x, idx):
-        """The local estimate the shift is subtracted from: grad f_i(x) (and f(x))."""
-        return o.grads(x, with_f=True)
+    def estimate(self, o, w, x, idx, sel):
+        """The local estimate the shift is subtracted from, on the sent blocks: grad f_i(x) (and f(x))."""
+        return sel.grads(o, x)
 
     def send(self, o, w, x, idx, sel):
-        g, fx = self.estimate(o, w, x, idx)
+        g, fx = self.estimate(o, w, x, idx, sel)
         return sel.send_shifted(g, w.h), fx
 
     def step(self, s, total, scale, step, n):
@@ -124,7 +128,8 @@ class ISSAGA(ISEGA):
         table = o.derivs(x0)
         return State(h=np.zeros(o.shape), table=table, avg=o.table_average(table))
 
-    def estimate(self, o, w, x, idx):
+    def estimate(self, o, w, x, idx, sel):
+        # the whole estimate: its table mean must move on every coordinate anyway (b rows, not l)
         new = o.sample_derivs(x, idx)
         old = o.take(w.table, idx)
         g = o.combine(idx, (new - old) / idx.shape[-1]) + w.avg
@@ -158,7 +163,8 @@ class ISASGD(Rule):
         return s.w
 
     def send(self, o, w, y, idx, sel):
-        return sel.send(o.grads(y)), None
+        G, _ = sel.grads(o, y, with_f=False)
+        return sel.send(G), None
 
     def step(self, s, total, scale, step, n):
         g = total * scale
