@@ -27,6 +27,10 @@ SAMPLINGS = ("independent", "shared")
 #: purposes of the random streams of one run (part of the Philox key)
 PURPOSE_BLOCKS = 0
 PURPOSE_SAMPLES = 1
+PURPOSE_FEW_BLOCKS = 2
+PURPOSE_FEW_FALLBACK = 3
+#: block choices are drawn from about tau uniforms, not m, when m >= FEW_M and 16 tau <= m
+FEW_M = 512
 
 
 @dataclass(frozen=True)
@@ -118,7 +122,7 @@ class CounterStream:
     def worker_uniforms(self, k: int, i: int) -> np.ndarray:
         """Row ``i``'s uniforms at iteration ``k``, computed without the other rows."""
         bg = np.random.Philox(key=self.key)
-        bg.advance((k * self.rows + i) * self.q)
+        bg.advance((int(k) * self.rows + int(i)) * self.q)
         return np.random.Generator(bg).random(self.width)
 
 
@@ -145,12 +149,47 @@ def nice_mask(u: np.ndarray, tau: int) -> np.ndarray:
     return mask
 
 
+def first_distinct(u: np.ndarray, m: int, tau: int) -> tuple[np.ndarray, np.ndarray]:
+    """The first ``tau`` distinct values of floor(u m) in each row, sorted: (indices (rows, tau), ok (rows,)).
+
+    Reading uniform draws in order and keeping each value not seen before is
+    sampling without replacement, so the kept ``tau`` values are a uniformly
+    random tau-subset of {0, ..., m-1}.  ``ok`` is False for a row whose
+    draws hold fewer than ``tau`` distinct values (its indices are then
+    meaningless and the caller draws that row again another way).
+    """
+    rows = u.shape[0]
+    v = np.minimum((u * m).astype(np.int64), m - 1)
+    order = np.argsort(v, axis=1, kind="stable")
+    sv = np.take_along_axis(v, order, axis=1)
+    new = np.ones_like(sv, dtype=bool)
+    new[:, 1:] = sv[:, 1:] != sv[:, :-1]                 # first occurrence of each value (stable sort)
+    keep = np.empty_like(new)
+    np.put_along_axis(keep, order, new, axis=1)         # ... back in draw order
+    ok = keep.sum(axis=1) >= tau
+    keep &= np.cumsum(keep, axis=1) <= tau
+    keep[~ok] = False
+    keep[~ok, :tau] = True                              # placeholder shape for rows the caller redraws
+    return np.sort(v[keep].reshape(rows, tau), axis=1), ok
+
+
 class BlockSampler:
     """tau-nice block choices for ``n`` workers, independent or shared.
 
-    ``masks(k)`` returns the (n, m) boolean block mask of iteration ``k``;
-    with ``sampling='shared'`` all rows are the same choice (one draw per
-    iteration, as in libraries that share a random-k mask).
+    ``choices(k)`` returns the (n, tau) sorted block indices of iteration
+    ``k`` and ``masks(k)`` the (n, m) boolean mask; with ``sampling='shared'``
+    all rows are the same choice (one draw per iteration, as in libraries that
+    share a random-k mask).  Worker i's choice is a function of (seed, i, k)
+    alone, and :meth:`worker_blocks` regenerates it without the others.
+
+    Two exact ways of drawing a tau-subset, chosen by (m, tau) only:
+
+    - the ``tau`` smallest of ``m`` uniforms (:func:`nice_mask`), for small m;
+    - with few blocks of many (``m >= FEW_M`` and ``16 tau <= m``), the first
+      ``tau`` distinct values of ``W = tau + ceil(2 tau^2/m) + 16`` uniform
+      integers (:func:`first_distinct`), which touches O(tau) numbers, not m;
+      a row whose W draws hold fewer than tau distinct values (fewer than one
+      in 10^6 rows) draws again from the m uniforms of another stream.
     """
 
     def __init__(self, n: int, m: int, tau: int, seed: int = 0, sampling: str = "independent"):
@@ -158,15 +197,42 @@ class BlockSampler:
         self.m = check_int("m", m, 1)
         self.tau = check_int("tau", tau, 1, self.m)
         self.sampling = check_choice("sampling", sampling, SAMPLINGS)
-        rows = self.n if self.sampling == "independent" else 1
-        self.stream = CounterStream(seed, PURPOSE_BLOCKS, rows, self.m)
+        self.rows = self.n if self.sampling == "independent" else 1
+        self.few = self.m >= FEW_M and 16 * self.tau <= self.m
+        if self.few:
+            width = self.tau + -(-2 * self.tau * self.tau // self.m) + 16
+            self.stream = CounterStream(seed, PURPOSE_FEW_BLOCKS, self.rows, width)
+            self.fallback = CounterStream(seed, PURPOSE_FEW_FALLBACK, self.rows, self.m)
+        else:
+            self.stream = CounterStream(seed, PURPOSE_BLOCKS, self.rows, self.m)
         self._ones = np.ones((self.n, self.m), dtype=bool)
+
+    def _few(self, u: np.ndarray, k: int, rows) -> np.ndarray:
+        idx, ok = first_distinct(u, self.m, self.tau)
+        for j in np.flatnonzero(~ok):
+            w = self.fallback.worker_uniforms(k, rows[j])
+            idx[j] = np.sort(np.argpartition(w, self.tau - 1)[: self.tau])
+        return idx
+
+    def choices(self, k: int) -> np.ndarray | None:
+        """The (n, tau) sorted block indices of iteration ``k`` (None at tau = m: every block)."""
+        if self.tau == self.m:
+            return None
+        if self.few:
+            idx = self._few(self.stream.draw(k), k, np.arange(self.rows))
+        else:
+            idx = np.nonzero(nice_mask(self.stream.draw(k), self.tau))[1].reshape(self.rows, self.tau)
+        return np.broadcast_to(idx, (self.n, self.tau)) if self.sampling == "shared" else idx
 
     def masks(self, k: int) -> np.ndarray:
         """The (n, m) boolean block mask of iteration ``k`` (all workers' choices in one draw)."""
         if self.tau == self.m:
             return self._ones
-        mask = nice_mask(self.stream.draw(k), self.tau)
+        if self.few:
+            mask = np.zeros((self.rows, self.m), dtype=bool)
+            np.put_along_axis(mask, self._few(self.stream.draw(k), k, np.arange(self.rows)), True, axis=1)
+        else:
+            mask = nice_mask(self.stream.draw(k), self.tau)
         if self.sampling == "shared":
             mask = np.broadcast_to(mask, (self.n, self.m))
         return mask
@@ -177,6 +243,8 @@ class BlockSampler:
             return np.arange(self.m)
         row = 0 if self.sampling == "shared" else check_int("i", i, 0, self.n - 1)
         u = self.stream.worker_uniforms(k, row)
+        if self.few:
+            return self._few(u[None, :], k, [row])[0]
         return np.sort(np.argpartition(u, self.tau - 1)[: self.tau])
 
 

@@ -154,14 +154,15 @@ class Recorder:
             return True
         return False
 
-    def sent(self, k: int, mask: np.ndarray | None) -> None:
-        """Count what the workers sent at iteration k (mask: (n, m) blocks, None = all)."""
-        if mask is None:
+    def sent(self, k: int, mask: np.ndarray | None, chosen: np.ndarray | None = None) -> None:
+        """Count what the workers sent at iteration k: the (n, m) block ``mask`` or the (n, tau) ``chosen``
+        block indices (both None: every block)."""
+        if mask is None and chosen is None:
             per = mean = float(self.blocks.d)
         elif self.blocks.equal:
             per = mean = float(self.tau * (self.blocks.d // self.blocks.m))
         else:
-            per = mask @ self.blocks.sizes
+            per = mask @ self.blocks.sizes if chosen is None else self.blocks.sizes[chosen].sum(axis=1)
             mean = float(np.mean(per))
         self.coords += per
         self.up_total += mean + self.index_bytes / BYTES_PER_NUMBER

@@ -174,11 +174,13 @@ def _simulate(s: Setup) -> History:
     for k in range(s.iters):
         x = rule.point(master)
         idx = None if batches is None else batches.draw(k)
-        mask = None if tau == s.m else sampler.masks(k)
-        total, fx = rule.send(o, worker, x, idx, Sent(blocks, mask, indexed, partial))
+        mask = chosen = None
+        if tau < s.m:  # few blocks of many: the indices, never an (n, m) mask
+            chosen, mask = (sampler.choices(k), None) if sampler.few else (None, sampler.masks(k))
+        total, fx = rule.send(o, worker, x, idx, Sent(blocks, mask, indexed, partial, chosen))
         if rec.point(k, rule.iterate(master), fx):
             return rec.history(rule.iterate(master), s.seed)
-        rec.sent(k, mask)
+        rec.sent(k, mask, chosen)
         rule.step(master, total, scale, s.step, n)
     rec.point(s.iters, rule.iterate(master))
     return rec.history(rule.iterate(master), s.seed)
@@ -225,13 +227,17 @@ class Sent:
     (the same numbers in the same order).
     """
 
-    def __init__(self, blocks, mask, indexed: bool, partial: bool = False):
+    def __init__(self, blocks, mask, indexed: bool, partial: bool = False, chosen=None):
         self.d, self.mask, self.where, self.who, self.cols = blocks.d, mask, None, None, None
-        self.partial = partial and mask is not None
-        if mask is None:
+        sparse = mask is not None or chosen is not None
+        self.partial = partial and sparse
+        if not sparse:
             return
-        if indexed or self.partial:
-            workers, chosen = np.nonzero(mask)
+        if indexed or self.partial or mask is None:
+            if chosen is None:
+                workers, chosen = np.nonzero(mask)
+            else:
+                workers, chosen = np.repeat(np.arange(chosen.shape[0]), chosen.shape[1]), chosen.ravel()
             if blocks.equal:
                 width = blocks.d // blocks.m
                 self.who = np.repeat(workers, width)
@@ -241,7 +247,7 @@ class Sent:
                 first = np.cumsum(sizes) - sizes
                 self.who = np.repeat(workers, sizes)
                 self.cols = np.repeat(blocks.starts[chosen] - first, sizes) + np.arange(int(sizes.sum()))
-        if not indexed:
+        else:
             self.where = mask if blocks.m == blocks.d else np.repeat(mask, blocks.sizes, axis=1)
 
     def grads(self, o, x, with_f: bool = True):
@@ -262,7 +268,7 @@ class Sent:
 
     def send(self, D):
         """sum_i P_{S_i} D_i: what the master receives, added up."""
-        if self.mask is None:
+        if self.who is None and self.where is None:
             return D.sum(axis=0)
         if self.where is not None and not isinstance(D, Partial):
             return np.add.reduce(D, axis=0, where=self.where)
@@ -270,9 +276,9 @@ class Sent:
 
     def send_shifted(self, G, h):
         """Send D_i = G_i - h_i on the chosen blocks: h_i += P_{S_i} D_i in place, return sum_i P_{S_i} D_i."""
-        if self.mask is None or (self.where is not None and not isinstance(G, Partial)):
+        if self.who is None:
             D = G - h
-            np.add(h, D, out=h, where=True if self.mask is None else self.where)
+            np.add(h, D, out=h, where=True if self.where is None else self.where)
             return self.send(D)
         hs = h[self.who, self.cols]
         D = self._entries(G) - hs

@@ -9,7 +9,7 @@ from scipy import stats
 
 import blockcd
 from blockcd import theory
-from blockcd.blocks import BlockSampler, CounterStream, partition
+from blockcd.blocks import BlockSampler, CounterStream, first_distinct, partition
 from blockcd.experiments import variance_mc
 
 
@@ -267,3 +267,52 @@ def test_coverage_formula_matches_distinct_blocks(n, m, tau):
     # shared sampling: the master always receives exactly tau distinct blocks
     sh = BlockSampler(n, m, tau, seed=4, sampling="shared")
     assert all(sh.masks(k).any(axis=0).sum() == tau for k in range(20))
+
+
+# ------------------------------------------- few blocks of many: O(tau) draws
+def test_few_blocks_of_many_draw_tau_nice_choices_from_about_tau_uniforms():
+    # m >= FEW_M and 16 tau <= m: choices from W = tau + ceil(2 tau^2/m) + 16 uniforms, not m
+    n, m, tau, K = 8, 1024, 4, 4000
+    s = BlockSampler(n, m, tau, seed=3)
+    assert s.few and s.stream.width == tau + 1 + 16
+    C = np.stack([s.choices(k) for k in range(K)])  # (K, n, tau)
+    assert C.shape == (K, n, tau) and np.all(np.diff(C, axis=2) > 0)  # tau distinct, sorted
+    # inclusion: n K Bernoulli(tau/m) draws per block; SE-derived band of 4.5 SE per block
+    p = tau / m
+    freq = np.bincount(C.ravel(), minlength=m) / (n * K)
+    assert_mc(freq, np.full(m, np.sqrt(p * (1 - p) / (n * K))), np.full(m, p), what="inclusion frequency")
+    # pairs: P(blocks a and b both chosen) = tau (tau-1) / (m (m-1)) for a tau-nice sampling; for the pairs
+    # (j, j+1) pooled over j, n K (m-1) draws of a Bernoulli(q): 4.5 SE
+    q = tau * (tau - 1) / (m * (m - 1))
+    M = np.zeros((K * n, m), dtype=bool)
+    np.put_along_axis(M, C.reshape(K * n, tau), True, axis=1)
+    both = (M[:, :-1] & M[:, 1:]).mean()
+    se = np.sqrt(q * (1 - q) / (K * n * (m - 1)))
+    assert abs(both - q) <= 4.5 * se, (both, q, se)
+
+
+@pytest.mark.parametrize("sampling", ["independent", "shared"])
+def test_few_blocks_choices_masks_and_worker_blocks_agree(sampling):
+    n, m, tau = 5, 2000, 30
+    s = BlockSampler(n, m, tau, seed=11, sampling=sampling)
+    for k in (0, 7, 3):
+        C, M = s.choices(k), s.masks(k)
+        for i in range(n):
+            alone = BlockSampler(n, m, tau, seed=11, sampling=sampling).worker_blocks(k, i)
+            assert np.array_equal(alone, C[i]) and np.array_equal(np.flatnonzero(M[i]), alone)
+
+
+def test_first_distinct_keeps_the_first_tau_new_values_and_flags_short_rows():
+    u = np.array([[0.55, 0.15, 0.55, 0.95, 0.35], [0.1, 0.1, 0.1, 0.1, 0.1]])
+    idx, ok = first_distinct(u, 10, 3)  # floor(10 u): [5, 1, 5, 9, 3] and [1, 1, 1, 1, 1]
+    assert np.array_equal(idx[0], [1, 5, 9]) and ok.tolist() == [True, False]
+
+
+def test_a_row_without_tau_distinct_draws_is_drawn_again_from_the_fallback_stream():
+    s = BlockSampler(3, 1024, 8, seed=5)
+    u = s.stream.draw(0).copy()
+    u[1] = 0.5  # worker 1's draws hold one value: it must come from the fallback stream instead
+    idx = s._few(u, 0, np.arange(3))
+    w = s.fallback.worker_uniforms(0, 1)
+    assert np.array_equal(idx[1], np.sort(np.argpartition(w, 7)[:8]))
+    assert np.array_equal(idx[[0, 2]], s.choices(0)[[0, 2]])

@@ -407,8 +407,8 @@ def _master(comm, cfg, s, watchdog, fail):
         elif not cfg.send_indices:
             # all n choices in one draw, as the simulator makes them; row i is
             # what worker i computed alone with worker_blocks(k, i)
-            mask = sampler.masks(k)
-            coords = [blocks.coords(np.flatnonzero(mask[i])) for i in range(n)]
+            chosen = sampler.choices(k)
+            coords = [blocks.coords(chosen[i]) for i in range(n)]
         clock.lap(clock.compute, k)
         if cfg.send_indices and not dense:
             MPI.Request.Waitall([comm.Irecv(idx_bufs[i], source=i + 1, tag=_TAG_INDICES) for i in range(n)])
