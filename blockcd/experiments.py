@@ -84,24 +84,51 @@ def tuned_step(
     sampling: str = "independent",
     k_theory=None,
     iters_max: int | None = None,
+    start: str = "low",
 ) -> tuple[float, np.ndarray]:
     """The best step among the theory step times ``scales``: (scale, iterations per seed).
 
-    Scales are tried upwards from 1 (the theory step, whose counts are
-    ``k_theory`` when already measured); the search stops at the first scale
-    that diverges, misses the accuracy within the theory step's count (or
-    ``iters_max``), or is no better on average than the previous one, so its
-    resolution is the ratio of consecutive scales.
+    ``start='low'``: scales are tried upwards from 1 (the theory step, whose
+    counts are ``k_theory`` when already measured); the search stops at the
+    first scale that diverges, misses the accuracy within the theory step's
+    count (or ``iters_max``), or is no better on average than the previous one.
+    ``start='high'``: downwards from the largest scale; scales that diverge or
+    miss the accuracy within ``iters_max`` are passed over, and the search
+    stops at the first scale no better than the one above it (cheaper when
+    small multiples need many iterations).  Either way the resolution is the
+    ratio of consecutive scales.  Returns (1, the theory step's counts) if no
+    multiple does better.
     """
-    if k_theory is None:
+    start = check_choice("start", start, ("low", "high"))
+    if k_theory is None and (start == "low" or iters_max is None):
         cap = 100_000 if iters_max is None else iters_max
         k_theory = iterations_to(problem, method, m, [tau], eps, seeds=seeds, iters_max=cap, batch=batch,
                                  sampling=sampling, diverged="inf")[0]
+    cap = int(np.nanmax(np.asarray(k_theory, dtype=float))) if iters_max is None else iters_max
+
+    def count(sc):
+        return iterations_to(problem, method, m, [tau], eps, seeds=seeds, iters_max=cap, step_scale=float(sc),
+                             batch=batch, sampling=sampling, diverged="inf")[0]
+
+    if start == "high":
+        best_scale, best = None, None
+        for sc in sorted(scales, reverse=True):
+            K = count(sc)
+            if not np.all(np.isfinite(K)):
+                if best is None:
+                    continue  # too large a step (diverges or does not get there): try a smaller one
+                break
+            if best is not None and np.mean(K) >= np.mean(best):
+                break
+            best_scale, best = float(sc), K
+        if best is not None:
+            return best_scale, best
+        if k_theory is None:
+            k_theory = count(1.0)
+        return 1.0, np.asarray(k_theory, dtype=float)
     best_scale, best = 1.0, np.asarray(k_theory, dtype=float)
-    cap = int(np.nanmax(best)) if iters_max is None else iters_max
     for sc in scales:
-        K = iterations_to(problem, method, m, [tau], eps, seeds=seeds, iters_max=cap, step_scale=float(sc),
-                          batch=batch, sampling=sampling, diverged="inf")[0]
+        K = count(sc)
         if not np.all(np.isfinite(K)) or np.mean(K) >= np.mean(best):
             break
         best_scale, best = float(sc), K

@@ -30,6 +30,7 @@ Adding a method is one rule here and one entry in :mod:`blockcd.registry`.
 from __future__ import annotations
 
 import inspect
+import textwrap
 from types import SimpleNamespace as State
 
 import numpy as np
@@ -173,13 +174,40 @@ class ISASGD(Rule):
         s.v = s.beta * s.v + (1.0 - s.beta) * y - s.gamma * step * g
 
 
-def source(method: str):
-    """The rule of ``method`` as the book shows it: its class's source, highlighted in a notebook.
+def source(method: str, members=None):
+    """The rule of ``method`` as the book shows it: the methods of its class that state the update.
 
-    Returns an ``IPython.display.Code`` object (plain text outside IPython's display).
+    ``members`` names the methods to show (default: those the class itself
+    defines, except the master's initial state and the recorded iterate); docstrings are left out, the
+    chapter says in words what each step does.  Returns an
+    ``IPython.display.Code`` object, highlighted in a notebook.
     """
     from IPython.display import Code
 
     from . import registry
 
-    return Code(inspect.getsource(type(registry.get(method).rule)), language="python")
+    cls = type(registry.get(method).rule)
+    if members is None:
+        members = [k for k, v in vars(cls).items()
+                   if inspect.isfunction(v) and k not in ("master_init", "iterate")]
+        if "step" not in members and cls.__bases__ == (Rule,):
+            members.append("step")  # the default master step it inherits
+    bases = ", ".join(b.__name__ for b in cls.__bases__)
+    lines = [f"class {cls.__name__}({bases}):"]
+    for j, name in enumerate(members):
+        body = textwrap.dedent(inspect.getsource(getattr(cls, name)))
+        doc = getattr(cls, name).__doc__
+        if doc:  # drop the docstring: the lines from the opening quotes to the closing ones
+            out, skipping = [], False
+            for line in body.splitlines():
+                stripped = line.strip()
+                if not skipping and stripped.startswith(('"""', 'r"""')):
+                    skipping = not (stripped.endswith('"""') and len(stripped) > 3 + stripped.startswith("r"))
+                    continue
+                if skipping:
+                    skipping = not stripped.endswith('"""')
+                    continue
+                out.append(line)
+            body = "\n".join(out)
+        lines += ([""] if j else []) + ["    " + line if line else "" for line in body.splitlines()]
+    return Code("\n".join(lines), language="python")
