@@ -117,11 +117,13 @@ class Recorder:
         Count tau ceil(log2 m) index bits per worker and iteration.
     until : float or None
         :meth:`point` returns True at the first k with dist2[k] <= until * dist2[0].
+    gap : bool
+        Evaluate f at each iterate (else the gaps are NaN).
     """
 
     def __init__(self, problem, *, method, step, blocks, tau, iters, sampling, batch=None, send_indices=False,
-                 until=None):
-        self.p, self.method, self.step, self.blocks = problem, method, step, blocks
+                 until=None, gap=True):
+        self.p, self.method, self.step, self.blocks, self.want_gap = problem, method, step, blocks, gap
         self.tau, self.sampling, self.batch, self.until = tau, sampling, batch, until
         self.dist2 = np.empty(iters + 1)
         self.gap = np.empty(iters + 1)
@@ -140,7 +142,7 @@ class Recorder:
         diff = x - self.xs
         d2 = float(diff @ diff)
         if fx is None:
-            fx = self.p.f(x) if np.isfinite(d2) else math.nan
+            fx = self.p.f(x) if np.isfinite(d2) and self.want_gap else math.nan
         self.dist2[k] = d2
         self.gap[k] = fx - self.fs
         if k == 0:

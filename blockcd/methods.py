@@ -50,6 +50,7 @@ class Setup:
     x0: np.ndarray
     send_indices: bool
     until: float | None
+    gap: bool = True
 
     @cached_property
     def blocks(self) -> Blocks:
@@ -64,11 +65,11 @@ class Setup:
     def recorder(self) -> Recorder:
         return Recorder(self.problem, method=self.method.name, step=self.step, blocks=self.blocks, tau=self.tau,
                         iters=self.iters, sampling=self.sampling, batch=self.batch,
-                        send_indices=self.send_indices, until=self.until)
+                        send_indices=self.send_indices, until=self.until, gap=self.gap)
 
 
 def setup(problem, method, *, m, tau, step=None, iters, seed=0, sampling="independent", batch=None, x0=None,
-          send_indices=False, until=None, theory_step=True) -> Setup:
+          send_indices=False, until=None, gap=True, theory_step=True) -> Setup:
     """Validate the arguments of :func:`run` once (names and ranges as there) and take the theory's step.
 
     With ``theory_step=False`` a missing step stays None (an MPI worker, which
@@ -92,12 +93,14 @@ def setup(problem, method, *, m, tau, step=None, iters, seed=0, sampling="indepe
         raise ValueError(f"batch applies to {takes} only, not to {spec.name!r}")
     if until is not None:
         until = check_float("until", until, positive=True)
+    if not isinstance(gap, (bool, np.bool_)):
+        raise TypeError(f"gap must be True or False, got {gap!r}")
     if step is None and theory_step:
         step = theory.step_size(problem, spec.name, m, tau, batch=batch, sampling=sampling)
     elif step is not None:
         step = check_float("step", step, positive=True)
     x = np.zeros(d) if x0 is None else check_vector("x0", x0, d, "the problem dimension d").copy()
-    return Setup(problem, spec, m, tau, step, iters, seed, sampling, batch, x, bool(send_indices), until)
+    return Setup(problem, spec, m, tau, step, iters, seed, sampling, batch, x, bool(send_indices), until, bool(gap))
 
 
 def run(
@@ -114,6 +117,7 @@ def run(
     x0=None,
     send_indices: bool = False,
     until: float | None = None,
+    gap: bool = True,
 ) -> History:
     r"""Run one method of the book on ``problem`` and record its history.
 
@@ -150,13 +154,17 @@ def run(
     until : float > 0 or None
         Stop at the first iteration k with ``dist2[k] <= until * dist2[0]``
         (or after ``iters``); the history is then an exact prefix of the full run's.
+    gap : bool
+        Record f(x^k) - f* (default).  ``False`` leaves ``History.gap`` NaN and
+        skips evaluating f, which on large problems costs as much as the
+        partial gradients of an iteration.
 
     Returns
     -------
     History
     """
     s = setup(problem, method, m=m, tau=tau, step=step, iters=iters, seed=seed, sampling=sampling, batch=batch,
-              x0=x0, send_indices=send_indices, until=until)
+              x0=x0, send_indices=send_indices, until=until, gap=gap)
     with np.errstate(over="ignore", invalid="ignore"):
         return _simulate(s)
 
@@ -177,7 +185,7 @@ def _simulate(s: Setup) -> History:
         mask = chosen = None
         if tau < s.m:  # few blocks of many: the indices, never an (n, m) mask
             chosen, mask = (sampler.choices(k), None) if sampler.few else (None, sampler.masks(k))
-        total, fx = rule.send(o, worker, x, idx, Sent(blocks, mask, indexed, partial, chosen))
+        total, fx = rule.send(o, worker, x, idx, Sent(blocks, mask, indexed, partial, chosen, s.gap))
         if rec.point(k, rule.iterate(master), fx):
             return rec.history(rule.iterate(master), s.seed)
         rec.sent(k, mask, chosen)
@@ -227,8 +235,9 @@ class Sent:
     (the same numbers in the same order).
     """
 
-    def __init__(self, blocks, mask, indexed: bool, partial: bool = False, chosen=None):
+    def __init__(self, blocks, mask, indexed: bool, partial: bool = False, chosen=None, want_f: bool = True):
         self.d, self.mask, self.where, self.who, self.cols = blocks.d, mask, None, None, None
+        self.want_f = want_f
         sparse = mask is not None or chosen is not None
         self.partial = partial and sparse
         if not sparse:
@@ -251,7 +260,9 @@ class Sent:
             self.where = mask if blocks.m == blocks.d else np.repeat(mask, blocks.sizes, axis=1)
 
     def grads(self, o, x, with_f: bool = True):
-        """Each worker's local gradient on what it sends (``o.grads`` at tau = m); with f(x) if ``with_f``."""
+        """Each worker's local gradient on what it sends (``o.grads`` at tau = m); with f(x) from the same
+        margins if ``with_f`` and the run records f (else None)."""
+        with_f = with_f and self.want_f
         if not self.partial:
             return o.grads(x, with_f=True) if with_f else (o.grads(x), None)
         vals = o.partial_grads(x, self.who, self.cols, with_f)

@@ -32,11 +32,10 @@ class Selection:
         self.coords = coords
 
     def grads(self, o, x, with_f: bool = True):
-        """grad f_i(x) on the sent coordinates (and f_i(x) with ``with_f``, else None)."""
+        """grad f_i(x) on the sent coordinates, and None: f is the master's evaluation, not a worker's."""
         if self.coords is None:
-            return o.grads(x, with_f=True) if with_f else (o.grads(x), None)
-        vals = o.partial_grads(x, self.coords, with_f)
-        return (Partial(vals[0]), vals[1]) if with_f else (Partial(vals), None)
+            return o.grads(x), None
+        return Partial(o.partial_grads(x, self.coords)), None
 
     def minibatch_grads(self, o, x, idx):
         """The minibatch gradient over the local rows idx, on the sent coordinates."""

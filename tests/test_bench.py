@@ -26,7 +26,7 @@ def quick_rows():
 
 def test_quick_benchmark_runs_every_case(quick_rows, capsys):
     cases = {r.case.split(":")[0] for r in quick_rows}
-    assert cases == {"floor", "reference", "sampling", "memory"}  # --quick leaves the book out
+    assert cases == {"floor", "reference", "sampling", "memory", "scale"}  # --quick leaves the book out
     timed = [r for r in quick_rows if r.measured is not None and not r.case.startswith("reference: iterates")]
     assert timed and all(np.isfinite(r.measured) for r in timed)
 

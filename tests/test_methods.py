@@ -304,6 +304,16 @@ def test_simulator_equals_the_per_worker_reference(layout, method, sampling, m, 
     assert np.array_equal(h.bytes_up, r.bytes_up) and np.array_equal(h.bytes_up_workers, r.bytes_up_workers)
 
 
+def test_gap_false_skips_f_and_leaves_the_iterates_unchanged(ridge_uneven):
+    for method in ("ibcd", "isega", "is-sgd"):
+        a = blockcd.run(ridge_uneven, method, m=4, tau=1, iters=30, seed=2)
+        b = blockcd.run(ridge_uneven, method, m=4, tau=1, iters=30, seed=2, gap=False)
+        assert np.array_equal(a.dist2, b.dist2) and np.array_equal(a.x, b.x)
+        assert np.all(np.isfinite(a.gap)) and np.all(np.isnan(b.gap))
+    with pytest.raises(TypeError, match="gap must be True or False"):
+        blockcd.run(ridge_uneven, "ibcd", m=4, tau=1, iters=3, gap="no")
+
+
 def test_until_stops_at_the_first_hit_with_a_prefix_of_the_full_run(interp):
     full = blockcd.run(interp, "isega", m=5, tau=1, iters=3000)
     k = full.iters_to(1e-6)

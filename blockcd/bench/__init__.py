@@ -28,6 +28,11 @@ ratio taken between times measured in the same run:
 ``memory``
     Peak memory (``tracemalloc``) of each method's n = 1000 run against twice
     the data plus the per-worker state it needs (SAGA tables reported apart).
+``scale``
+    An IBCD iteration at tau = m/n against the full-gradient floor and the
+    *partial* floor (the margins plus the sent columns only) on large dense
+    and sparse problems, n = 100 and 1000 workers, and memory per worker
+    (:mod:`blockcd.bench.scale`).
 ``book``
     Wall time to execute each chapter ``book/*.ipynb`` (in memory, with
     ``nbclient``; the files are not modified).  Not part of ``--quick``.
@@ -74,10 +79,11 @@ from .. import problems, reference, theory
 from ..blocks import BlockSampler
 from ..methods import run
 from ..problems import Problem
+from .scale import case_scale
 from .timing import Row, _draw, _draw_uniforms, _interleaved, _repeat
 
 #: the benchmark's cases, in the order they run
-CASES = ("floor", "reference", "sampling", "memory", "book")
+CASES = ("floor", "reference", "sampling", "memory", "scale", "book")
 #: environment variables that select OpenBLAS kernels (never changed by the benchmark itself)
 BLAS_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 #: largest relative difference accepted between the library's and the reference's iterates
@@ -398,7 +404,7 @@ def _case_book(quick: bool, reps: int, root: Path | None = None) -> list[Row]:
 
 
 _RUNNERS = {"floor": _case_floor, "reference": _case_reference, "sampling": _case_sampling,
-            "memory": _case_memory, "book": _case_book}
+            "memory": _case_memory, "scale": case_scale, "book": _case_book}
 
 
 # ------------------------------------------------------------------ report
