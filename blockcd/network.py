@@ -3,10 +3,15 @@
 Chapter 9 turns iteration counts into wall-clock time.  One round of the
 master/worker template costs
 
-    T = T_compute / n + alpha + beta * (numbers received by the master),
+    T = T_compute(tau) / n + alpha + beta * (numbers received by the master),
 
 with ``alpha`` the latency of one message and ``beta`` the time to move one
-number (bits per number / bandwidth).  This module evaluates that model under
+number (bits per number / bandwidth).  A worker that sends tau of m blocks
+needs only their partial derivatives: of its gradient's cost, a share
+``compute_fixed`` (rho) is paid whatever tau (for a generalised linear model,
+the margins A_i x: rho = 1/2) and the rest falls with tau,
+T_compute(tau) = T_compute (rho + (1 - rho) tau/m); ``compute_fixed=1`` (the
+default) is a worker that computes its whole gradient.  This module evaluates that model under
 two accounting rules, gives the iteration count of IBCD from the theory, and
 holds named presets of links (1 to 100 Gbit/s, latency 1 microsecond to
 1 millisecond) and model sizes (10^5 to 10^9 parameters).  It runs no method
@@ -79,10 +84,17 @@ def numbers_received(n: int, d: int, m: int, tau: int) -> float:
     return n * tau * d / m
 
 
+def _compute(compute, compute_fixed, tau, m) -> float:
+    """T_compute(tau) = T_compute (rho + (1 - rho) tau/m), rho = compute_fixed in [0, 1]."""
+    compute = check_float("compute", compute, nonnegative=True)
+    rho = check_float("compute_fixed", compute_fixed, nonnegative=True, hi=1.0)
+    return compute * (rho + (1.0 - rho) * tau / m)
+
+
 def round_time(n: int, d: int, m: int, tau: int, *, bandwidth: float, latency: float,
                compute: float = 0.0, accounting: str = "parameter-server",
-               bits_per_number: int = BITS_PER_NUMBER) -> float:
-    r"""Seconds per round, T = T_compute/n + alpha + beta (numbers received by the master).
+               bits_per_number: int = BITS_PER_NUMBER, compute_fixed: float = 1.0) -> float:
+    r"""Seconds per round, T = T_compute(tau)/n + alpha + beta (numbers received by the master).
 
     Parameters
     ----------
@@ -108,6 +120,10 @@ def round_time(n: int, d: int, m: int, tau: int, *, bandwidth: float, latency: f
     bits_per_number : int >= 1
         32 for single precision.  The block choice travels as a seed, so no
         index bits are counted (chapter 2).
+    compute_fixed : float in [0, 1]
+        Share rho of T_compute paid whatever tau; the rest scales with tau/m
+        (a worker computes only the partial derivatives it sends).  1: the
+        whole gradient every round; 1/2: a generalised linear model.
 
     Returns
     -------
@@ -116,8 +132,8 @@ def round_time(n: int, d: int, m: int, tau: int, *, bandwidth: float, latency: f
     """
     accounting = check_choice("accounting", accounting, ACCOUNTING)
     bandwidth, alpha, beta = _link(bandwidth, latency, bits_per_number)
-    compute = check_float("compute", compute, nonnegative=True)
     recv = numbers_received(n, d, m, tau)
+    compute = _compute(compute, compute_fixed, tau, m)
     q = recv / n
     if accounting == "parameter-server":
         return compute / n + alpha + beta * recv
@@ -147,39 +163,42 @@ def iterations(kappa: float, r: float, n: int, m: int, tau: int, eps: float = 1e
 def time_to_accuracy(n: int, d: int, m: int, tau: int, *, bandwidth: float, latency: float,
                      kappa: float, r: float, eps: float = 1e-6, compute: float = 0.0,
                      accounting: str = "parameter-server",
-                     bits_per_number: int = BITS_PER_NUMBER) -> float:
+                     bits_per_number: int = BITS_PER_NUMBER, compute_fixed: float = 1.0) -> float:
     """Seconds to accuracy eps: K(tau) T(tau), from :func:`iterations` and :func:`round_time`."""
     K = iterations(kappa, r, n, m, tau, eps)
     return K * round_time(n, d, m, tau, bandwidth=bandwidth, latency=latency, compute=compute,
-                          accounting=accounting, bits_per_number=bits_per_number)
+                          accounting=accounting, bits_per_number=bits_per_number, compute_fixed=compute_fixed)
 
 
 def round_cost_coefficients(n: int, d: int, m: int, *, bandwidth: float, latency: float,
                             compute: float = 0.0, accounting: str = "parameter-server",
-                            bits_per_number: int = BITS_PER_NUMBER) -> tuple[float, float]:
+                            bits_per_number: int = BITS_PER_NUMBER,
+                            compute_fixed: float = 1.0) -> tuple[float, float]:
     """(c0, c1) with round time T(tau) = c0 + c1 tau (chapter 9).
 
-    Parameter server: c0 = T_compute/n + alpha (paid whatever tau),
-    c1 = beta n d / m (one more block from every worker).  All-reduce: the
-    all-gather branch (tau < m), c0 = T_compute/n + (n-1) alpha,
-    c1 = (n-1) beta d / m; the dense ring all-reduce at tau = m is cheaper
-    than this line and is not on it.  Feed (c0, c1) to
-    :func:`blockcd.theory.time_optimal_tau`.
+    Parameter server: c0 = rho T_compute/n + alpha (paid whatever tau),
+    c1 = beta n d / m + (1 - rho) T_compute/(n m) (one more block from every
+    worker, and its partial derivatives).  All-reduce: the all-gather branch
+    (tau < m), c0 = rho T_compute/n + (n-1) alpha, c1 = (n-1) beta d / m +
+    (1 - rho) T_compute/(n m); the dense ring all-reduce at tau = m is cheaper
+    than this line and is not on it.  rho = ``compute_fixed`` (see
+    :func:`round_time`).  Feed (c0, c1) to :func:`blockcd.theory.time_optimal_tau`.
     """
     n = check_int("n", n, 1)
     d = check_int("d", d, 1)
     m = check_int("m", m, 1, d)
     accounting = check_choice("accounting", accounting, ACCOUNTING)
     bandwidth, alpha, beta = _link(bandwidth, latency, bits_per_number)
-    compute = check_float("compute", compute, nonnegative=True)
+    fixed = _compute(compute, compute_fixed, 0, m) / n
+    per_block = (_compute(compute, compute_fixed, m, m) / n - fixed) / m
     if accounting == "parameter-server":
-        return compute / n + alpha, beta * n * d / m
-    return compute / n + (n - 1) * alpha, (n - 1) * beta * d / m
+        return fixed + alpha, beta * n * d / m + per_block
+    return fixed + (n - 1) * alpha, (n - 1) * beta * d / m + per_block
 
 
 def optimal_tau(n: int, d: int, m: int, *, bandwidth: float, latency: float, r: float,
                 compute: float = 0.0, accounting: str = "parameter-server",
-                bits_per_number: int = BITS_PER_NUMBER) -> float:
+                bits_per_number: int = BITS_PER_NUMBER, compute_fixed: float = 1.0) -> float:
     r"""The time-optimal tau* = sqrt(b c0 / (a c1)) for IBCD, clipped to [1, m] (chapter 9).
 
     With K(tau) proportional to a + b/tau (a = 1 - r/n, b = m r / n in units
@@ -198,7 +217,8 @@ def optimal_tau(n: int, d: int, m: int, *, bandwidth: float, latency: float, r: 
     if not 1.0 <= r <= n:
         raise ValueError(f"r must be in [1, n] = [1, {n}] (L <= L_max <= n L for convex f_i), got {r}")
     c0, c1 = round_cost_coefficients(n, d, m, bandwidth=bandwidth, latency=latency, compute=compute,
-                                     accounting=accounting, bits_per_number=bits_per_number)
+                                     accounting=accounting, bits_per_number=bits_per_number,
+                                     compute_fixed=compute_fixed)
     if c1 == 0.0:  # one worker and no master: nothing is sent, send everything
         return float(m)
     return time_optimal_tau(1.0, r, n, m, c0, c1)

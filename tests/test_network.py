@@ -114,3 +114,23 @@ def test_validation_names_the_parameter():
         network.round_time(2.5, 64, 8, 1, **LINK)
     with pytest.raises(ValueError, match="m must be an integer in \\[1, 64\\]"):
         network.numbers_received(2, 64, 65, 1)
+
+
+@pytest.mark.parametrize("accounting", network.ACCOUNTING)
+def test_compute_that_falls_with_tau_is_on_the_round_cost_line(accounting):
+    # T_compute(tau) = T_c (rho + (1 - rho) tau/m): a worker computes only the partial derivatives it sends
+    n, d, m, Tc = 8, 10**6, 64, 0.25
+    link = network.LINKS["10 Gbit/s cloud network, 100 us"]
+    c0, c1 = network.round_cost_coefficients(n, d, m, compute=Tc, compute_fixed=0.5, accounting=accounting, **link)
+    for tau in (1, 8, 63):
+        T = network.round_time(n, d, m, tau, compute=Tc, compute_fixed=0.5, accounting=accounting, **link)
+        assert T == pytest.approx(c0 + c1 * tau, rel=1e-13)
+        full = network.round_time(n, d, m, tau, compute=Tc, accounting=accounting, **link)
+        assert full - T == pytest.approx(Tc / n * 0.5 * (1 - tau / m), rel=1e-12)  # the compute saved
+    # at tau = m every worker computes its whole gradient, whatever rho
+    assert network.round_time(n, d, m, m, compute=Tc, compute_fixed=0.3, **link) == \
+        network.round_time(n, d, m, m, compute=Tc, **link)
+    with pytest.raises(ValueError, match="compute_fixed must be <= 1"):
+        network.round_time(n, d, m, 1, compute=Tc, compute_fixed=1.5, **link)
+    with pytest.raises(ValueError, match="compute_fixed must be >= 0"):
+        network.round_cost_coefficients(n, d, m, compute=Tc, compute_fixed=-0.1, **link)
