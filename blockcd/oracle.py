@@ -166,20 +166,21 @@ class Workers:
         return vals + self.lam * x[cols] if self.lam else vals
 
     def _column_sums(self, c: np.ndarray, who: np.ndarray, cols: np.ndarray) -> np.ndarray:
-        """sum_{rows j of worker who[p]} c_j A[j, cols[p]] for sparse data, from a column-major copy.
+        """sum_{rows j of worker who[p]} c_j A[j, cols[p]] for sparse data, from a copy sorted by worker.
 
-        In the CSC copy the entries of one column are sorted by row, so those
-        of one worker are one run; ``key`` = column * n + worker of each entry
-        is sorted, and each (worker, column) pair is found by binary search.
+        The stored entries are kept sorted by (worker, column, row), so those of
+        one worker in one column are one run; ``key`` = worker * d + column of
+        each entry is sorted, and each (worker, column) pair is found by binary
+        search.  The pairs come worker by worker in increasing column order, so
+        the searches are in increasing order too (which numpy's search exploits).
         """
-        if not hasattr(self, "_csc"):
-            C = self.A2.tocsc()
-            C.sort_indices()
-            owner = np.searchsorted(self.offsets, C.indices, side="right") - 1
-            col = np.repeat(np.arange(self.d), np.diff(C.indptr))
-            self._csc = (C.data, C.indices, col * self.n + owner)
-        data, rows, key = self._csc
-        q = cols * self.n + who
+        if not hasattr(self, "_by_worker"):
+            A = self.A2.tocoo()
+            owner = np.searchsorted(self.offsets, A.row, side="right") - 1
+            order = np.lexsort((A.row, A.col, owner))
+            self._by_worker = (A.data[order], A.row[order], owner[order] * self.d + A.col[order])
+        data, rows, key = self._by_worker
+        q = who * self.d + cols
         lo, hi = np.searchsorted(key, q, "left"), np.searchsorted(key, q, "right")
         lens = hi - lo
         total = int(lens.sum())

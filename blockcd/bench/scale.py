@@ -36,6 +36,7 @@ import scipy.sparse as sp
 from .. import problems
 from ..blocks import BlockSampler, partition
 from ..methods import Sent, run
+from ..oracle import dphi
 from .timing import Row, _interleaved, _repeat
 
 
@@ -58,15 +59,14 @@ def _full_floor(W):
     """The n local gradients at x, cheapest full form (the margins, then the per-worker sums)."""
     if W.layout == "padded":
         def full(x):
-            return W.row_sums(W.w * (W.margins(x) - W.t))  # ridge: phi'(z) = z - t
+            return W.row_sums(W.w * dphi(W.loss, W.margins(x), W.t))
         return full
     N = W.A2.shape[0]
     Q = sp.csr_matrix((np.ones(N), np.arange(N), W.offsets), shape=(W.n, N))
 
     def full_sparse(x):
-        z = W.margins(x)
-        Q.data = W.w * (-W.t / (1.0 + np.exp(W.t * z)))   # logistic phi'(z)
-        return Q @ W.A2                                       # (n, d), sparse
+        Q.data = W.w * dphi(W.loss, W.margins(x), W.t)  # the library's phi'(z), as in the partial floor
+        return Q @ W.A2                                   # (n, d), kept sparse
     return full_sparse
 
 
