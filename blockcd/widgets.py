@@ -146,7 +146,7 @@ def _bound(p, method: str, m: int, tau: int, step: float):
 # --------------------------------------------------------------------------- figures
 def _figure(size, dpi, adjust) -> Figure:
     """A figure outside pyplot (never shown by the inline backend), with a fixed layout (fast to redraw)."""
-    with mpl.rc_context(plotting._DEFAULTS):
+    with mpl.rc_context(plotting.RC_PARAMS):
         fig = Figure(figsize=size, dpi=dpi)
     fig.subplots_adjust(**adjust)
     FigureCanvasAgg(fig)
@@ -276,7 +276,7 @@ class Explorer:
     def __init__(self, **defaults):
         self.controls: dict[str, W.Widget] = self._controls(**defaults)
         self.figure = _figure(self.figsize, _LIVE_DPI, self.adjust)
-        with mpl.rc_context(plotting._DEFAULTS):
+        with mpl.rc_context(plotting.RC_PARAMS):
             self.art = self._setup(self.figure)
         # the artists that change are drawn over a cached background (blitting); a full
         # draw happens only when the background changes (limits, legend)
@@ -347,7 +347,7 @@ class Explorer:
     def refresh(self) -> float:
         """Recompute and redraw for the current controls; returns the seconds it took."""
         t0, c0 = time.perf_counter(), time.process_time()
-        with _one_blas_thread(), mpl.rc_context(plotting._DEFAULTS):
+        with _one_blas_thread(), mpl.rc_context(plotting.RC_PARAMS):
             self.info.value = self._update(self.art, self.params())
             self.image.value = self._render()
         dt = time.perf_counter() - t0
@@ -375,12 +375,12 @@ class Explorer:
         """HTML of the kernel-free sweep (at most 12 frames, low resolution)."""
         frames = self._frames()[:_MAX_FRAMES]
         fig = _figure(self.figsize, _ANIM_DPI, self.adjust)
-        with mpl.rc_context(plotting._DEFAULTS):
+        with mpl.rc_context(plotting.RC_PARAMS):
             art = self._setup(fig)
         keep = self.last
 
         def update(i):
-            with mpl.rc_context(plotting._DEFAULTS):
+            with mpl.rc_context(plotting.RC_PARAMS):
                 self._update(art, frames[i])
             return []
 
