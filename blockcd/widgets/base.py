@@ -296,6 +296,19 @@ class Explorer:
         art["label"].set_text(text)
 
 
+
+class BlocksExplorer(Explorer):
+    """An explorer whose controls are n, m and tau, linked so that tau <= m <= d (``self._d``)."""
+
+    _d: int
+
+    def _controls(self, *, n, m, tau):
+        return {"n": int_slider("workers n", n, 1, 64), "m": int_slider("blocks m", m, 1, self._d),
+                "tau": int_slider("sent τ", tau, 1, m)}
+
+    def _link(self):
+        self.controls["tau"].max = self.controls["m"].value
+
 _BLAS = []
 
 

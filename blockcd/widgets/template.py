@@ -14,11 +14,11 @@ import numpy as np
 from .. import plotting, theory
 from .._validate import check_choice, check_int, check_seed
 from ..methods import BYTES_PER_NUMBER
-from .base import Explorer, fmt_int, int_slider
+from .base import BlocksExplorer, fmt_int
 from .cache import PROBLEMS, cached_problem, cached_run
 
 
-class TemplateExplorer(Explorer):
+class TemplateExplorer(BlocksExplorer):
     """Numbers the master receives per round, and what sparsification costs in iterations (chapter 1)."""
 
     name = "template"
@@ -34,13 +34,6 @@ class TemplateExplorer(Explorer):
         m = check_int("m", m, 1, self._d)
         tau = max(1, m // n) if tau is None else check_int("tau", tau, 1, m)
         super().__init__(n=n, m=m, tau=tau)
-
-    def _controls(self, *, n, m, tau):
-        return {"n": int_slider("workers n", n, 1, 64), "m": int_slider("blocks m", m, 1, self._d),
-                "tau": int_slider("sent τ", tau, 1, m)}
-
-    def _link(self):
-        self.controls["tau"].max = self.controls["m"].value
 
     def _setup(self, fig):
         ax1, ax2 = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.6]})

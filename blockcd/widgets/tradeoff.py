@@ -15,11 +15,11 @@ import numpy as np
 from .. import plotting
 from .._validate import check_choice, check_float, check_int, check_seed
 from ..methods import METHODS, DivergenceError
-from .base import Explorer, decades, fmt_int, int_slider, message, no_minor_ticks
+from .base import BlocksExplorer, decades, fmt_int, message, no_minor_ticks
 from .cache import PROBLEMS, canonical, iterations_to, problem_d, tradeoff_sweep
 
 
-class TradeoffExplorer(Explorer):
+class TradeoffExplorer(BlocksExplorer):
     """Iterations and numbers sent to accuracy against tau, measured and predicted (chapters 4-8)."""
 
     name = "tradeoff"
@@ -42,11 +42,7 @@ class TradeoffExplorer(Explorer):
     def _controls(self, *, method, n, m, tau):
         return {"method": W.Dropdown(options=[x for x in METHODS if x != "is-saga"], value=method,
                                      description="method"),
-                "n": int_slider("workers n", n, 1, 64), "m": int_slider("blocks m", m, 1, self._d),
-                "tau": int_slider("sent τ", tau, 1, m)}
-
-    def _link(self):
-        self.controls["tau"].max = self.controls["m"].value
+                **super()._controls(n=n, m=m, tau=tau)}
 
     def _setup(self, fig):
         ax1, ax2 = fig.subplots(1, 2)

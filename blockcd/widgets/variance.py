@@ -14,11 +14,11 @@ import numpy as np
 
 from .. import plotting, theory
 from .._validate import check_int, check_seed
-from .base import MAX_FRAMES, Explorer, decades, int_slider, log_taus, no_minor_ticks
+from .base import MAX_FRAMES, BlocksExplorer, decades, log_taus, no_minor_ticks
 from .cache import cached_variance_mc, variance_vectors
 
 
-class VarianceExplorer(Explorer):
+class VarianceExplorer(BlocksExplorer):
     """Measured and predicted aggregation variance, independent against shared sampling (chapter 3)."""
 
     name = "variance"
@@ -33,13 +33,6 @@ class VarianceExplorer(Explorer):
         m = check_int("m", m, 1, self._d)
         tau = check_int("tau", tau, 1, m)
         super().__init__(n=n, m=m, tau=tau)
-
-    def _controls(self, *, n, m, tau):
-        return {"n": int_slider("workers n", n, 1, 64), "m": int_slider("blocks m", m, 1, self._d),
-                "tau": int_slider("sent τ", tau, 1, m)}
-
-    def _link(self):
-        self.controls["tau"].max = self.controls["m"].value
 
     def _setup(self, fig):
         ax = fig.subplots()
