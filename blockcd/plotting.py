@@ -2,8 +2,9 @@
 
 Every chapter draws with these functions so that a method looks the same
 everywhere: :data:`STYLE` fixes colour, marker and label per method, and
-:func:`setup` sets the book's matplotlib defaults (``lw=2``, lowercase labels,
-no titles: captions come from the notebook cell's metadata).  Nothing here
+:func:`setup` applies the book's matplotlib defaults :data:`RC_PARAMS`
+(``lw=2``, grid, no top and right spines; lowercase labels and no titles:
+captions come from the notebook cell's metadata).  Nothing here
 runs a method; pass :class:`~blockcd.History` objects or arrays.
 """
 
@@ -31,7 +32,10 @@ STYLE = {
     "theory": {"color": "#000000", "ls": "--", "label": "theory"},
 }
 
-_DEFAULTS = {
+#: the book's matplotlib rc defaults: :func:`setup` applies them globally; a figure built
+#: outside pyplot (the explorers of :mod:`blockcd.widgets`) takes them through
+#: ``matplotlib.rc_context(RC_PARAMS)``
+RC_PARAMS = {
     "lines.linewidth": 2,
     "lines.markersize": 6,
     "axes.grid": True,
@@ -48,7 +52,7 @@ _DEFAULTS = {
 
 def setup() -> None:
     """Apply the book's matplotlib defaults (idempotent)."""
-    mpl.rcParams.update(_DEFAULTS)
+    mpl.rcParams.update(RC_PARAMS)
 
 
 def style(key: str, **overrides) -> dict:

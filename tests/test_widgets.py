@@ -149,7 +149,7 @@ def test_variance_explorer_matches_the_key_lemma():
     meas, se, pred = (np.array(ex.last[k]) for k in ("measured", "stderr", "predicted"))
     # Monte Carlo over 2000 independent draws: within Z standard errors (conftest)
     assert_mc(meas, se, pred, what="variance explorer")
-    G = widgets._variance_vectors(6, 24, 1)
+    G = widgets.cache.variance_vectors(6, 24, 1)
     norm = np.mean(np.sum(G**2, axis=1))
     assert pred[0] == pytest.approx(theory.aggregation_variance(G, 12, 3) / norm, rel=1e-12)
     assert pred[0] == pytest.approx((12 / 3 - 1) / 6, rel=1e-12)
@@ -167,9 +167,9 @@ def test_tradeoff_counts_are_iters_to():
         assert h.iters_to(1e-3) == k
     np.testing.assert_allclose(ex.last["predicted"],
                                [theory.predicted_ratio(p, "ibcd", 8, t) * K[-1] for t in taus], rtol=1e-12)
-    info = widgets._tradeoff_sweep.cache_info()
+    info = widgets.cache.tradeoff_sweep.cache_info()
     ex.controls["tau"].value = 3  # not on the grid: one extra run, the sweep itself comes from the cache
-    after = widgets._tradeoff_sweep.cache_info()
+    after = widgets.cache.tradeoff_sweep.cache_info()
     assert (after.hits, after.misses) == (info.hits + 1, info.misses)
     assert ex.last["current"] == blockcd.run(p, "ibcd", m=8, tau=3, iters=2000).iters_to(1e-3)
 

@@ -1,0 +1,355 @@
+"""The explorers' kernel-free machinery: the :class:`Explorer` base class and what it draws with.
+
+Here live the figure outside pyplot and its PNG encoding (blitting over a cached
+background), the kernel-free sweep written with matplotlib's ``HTMLWriter`` as
+``Animation.to_jshtml`` does (:data:`SWEEP_START` ... :data:`SWEEP_END`), the
+panel that holds controls and image, the slider and message helpers and the
+one-BLAS-thread guard of every callback.  Nothing here builds a problem, runs a
+method or knows a chapter: caches are in :mod:`blockcd.widgets.cache`, the
+explorers in one module per chapter.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import itertools
+import math
+import os
+import re
+import tempfile
+import time
+from typing import Any, ClassVar
+
+import ipywidgets as W
+import matplotlib as mpl
+import numpy as np
+from matplotlib.animation import HTMLWriter
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from .. import plotting
+
+_LIVE_DPI = 72
+_ANIM_DPI = 60
+#: at most this many frames in a sweep
+MAX_FRAMES = 12
+
+
+# --------------------------------------------------------------------------- figures
+def _figure(size, dpi, adjust) -> Figure:
+    """A figure outside pyplot (never shown by the inline backend), with a fixed layout (fast to redraw)."""
+    with mpl.rc_context(plotting.RC_PARAMS):
+        fig = Figure(figsize=size, dpi=dpi)
+    fig.subplots_adjust(**adjust)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _png(fig: Figure) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=fig.dpi)
+    return buf.getvalue()
+
+
+def _encode(canvas: FigureCanvasAgg) -> bytes:
+    """PNG of what the Agg canvas holds now (after a draw or a blit), without drawing again."""
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.fromarray(np.asarray(canvas.buffer_rgba())[..., :3]).save(buf, format="png", compress_level=3)
+    return buf.getvalue()
+
+
+def _artists(obj):
+    """The matplotlib artists held in an explorer's ``art`` dict (axes excluded)."""
+    if isinstance(obj, mpl.axes.Axes):
+        return
+    if isinstance(obj, mpl.artist.Artist):
+        yield obj
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            yield from _artists(v)
+    elif isinstance(obj, (list, tuple, mpl.container.Container)):
+        for v in obj:
+            yield from _artists(v)
+
+
+def _layout_key(fig: Figure) -> tuple:
+    """What the static background depends on: axis limits and legend entries."""
+    key = []
+    for ax in fig.axes:
+        key.append((tuple(ax.get_xlim()), tuple(ax.get_ylim())))
+        leg = ax.get_legend()
+        if leg is not None:
+            key.append(tuple(t.get_text() for t in leg.get_texts()))
+            key.append(tuple((str(getattr(h, "get_color", lambda: "")()), str(getattr(h, "get_marker", lambda: "")()))
+                             for h in leg.legend_handles))
+    return tuple(key)
+
+
+_anim_ids = itertools.count()
+
+#: the player's Font Awesome icons, as plain characters (no stylesheet from a CDN)
+_ICONS = {
+    "fa fa-fast-backward": "&#8676;", "fa fa-step-backward": "&#8249;",
+    "fa fa-play fa-flip-horizontal": "&#9664;", "fa fa-pause": "&#10074;&#10074;",
+    "fa fa-play": "&#9654;", "fa fa-step-forward": "&#8250;", "fa fa-fast-forward": "&#8677;",
+    "fa fa-minus": "&minus;", "fa fa-plus": "+",
+}
+#: markers around every sweep; tests/nbval-sanitize.cfg compares sweeps like images (not at all)
+SWEEP_START = "<!-- blockcd sweep -->"
+SWEEP_END = "<!-- end of blockcd sweep -->"
+
+
+def _jshtml(fig: Figure, update, n_frames: int, name: str, fps: float = 1.5) -> str:
+    """A kernel-free animation of ``n_frames`` calls of ``update(i)``, as HTML.
+
+    Written with matplotlib's ``HTMLWriter``, as ``Animation.to_jshtml`` does, but
+    drawing each frame once.  The player's random element ids are replaced by
+    ``blockcd_<name>_<k>`` (k counts sweeps in this process), its icons by plain
+    characters (no stylesheet to fetch), and the whole is wrapped in
+    :data:`SWEEP_START` ... :data:`SWEEP_END`.
+    """
+    writer = HTMLWriter(fps=fps, embed_frames=True, default_mode="loop")
+    with tempfile.TemporaryDirectory() as tmp, mpl.rc_context({"animation.embed_limit": 8.0}):
+        path = os.path.join(tmp, "sweep.html")
+        with writer.saving(fig, path, dpi=fig.dpi):
+            for i in range(n_frames):
+                update(i)
+                writer.grab_frame()
+        with open(path, encoding="utf-8") as fh:
+            html = fh.read()
+    uid = re.search(r"_anim_img([0-9a-f]+)", html).group(1)
+    html = html.replace(uid, f"blockcd_{re.sub(r'[^a-z]', '', name)}_{next(_anim_ids)}")
+    html = re.sub(r'<link rel="stylesheet"\s+href="[^"]*font-awesome[^"]*">', "", html)
+    html = re.sub(r'<i class="([^"]*)"></i>', lambda mo: _ICONS.get(mo.group(1), ""), html)
+    return f"{SWEEP_START}\n<div class=\"blockcd-sweep\">{html}</div>\n{SWEEP_END}"
+
+
+class _Panel(W.VBox):
+    """The explorer's box; its plain-text form names it (no widget reprs in stored outputs)."""
+
+    def __init__(self, title: str, **kw):
+        super().__init__(**kw)
+        self._title = title
+
+    def __repr__(self) -> str:
+        return f"<{self._title}: move the controls in a live notebook>"
+
+
+def style_box():
+    return {"description_width": "initial"}
+
+
+# --------------------------------------------------------------------------- base class
+class Explorer:
+    """Controls, a figure redrawn on every move, and a pre-rendered sweep for the HTML.
+
+    Subclasses define ``_controls(**defaults)`` (name -> widget), ``_link()``
+    (clamp bounds after a move), ``_setup(fig)`` (create the artists, return a
+    dict), ``_update(art, params)`` (recompute and redraw; returns the HTML of
+    the line under the figure) and ``_frames()`` (parameter sets of the sweep).
+
+    Attributes
+    ----------
+    controls : dict of ipywidgets
+    figure : matplotlib Figure of the live view
+    image : ipywidgets.Image holding the last render
+    info : ipywidgets.HTML under the figure (numbers, or the divergence message)
+    timings : list of seconds per callback (wall clock)
+    cpu_timings : list of CPU seconds of this process per callback
+    last : dict of what the last callback computed (plotted arrays, runs)
+    """
+
+    name = "explorer"
+    figsize = (9.0, 3.4)
+    adjust: ClassVar[dict] = {"left": 0.08, "right": 0.98, "bottom": 0.15, "top": 0.9, "wspace": 0.3}
+
+    def __init__(self, **defaults):
+        self.controls: dict[str, W.Widget] = self._controls(**defaults)
+        self.figure = _figure(self.figsize, _LIVE_DPI, self.adjust)
+        with mpl.rc_context(plotting.RC_PARAMS):
+            self.art = self._setup(self.figure)
+        # the artists that change are drawn over a cached background (blitting); a full
+        # draw happens only when the background changes (limits, legend)
+        self._dynamic = list(dict.fromkeys(_artists(self.art)))
+        for a in self._dynamic:
+            a.set_animated(True)
+        self._background = None
+        self._key = None
+        width = f"{round(self.figsize[0] * _LIVE_DPI)}px"
+        self.image = W.Image(format="png", layout=W.Layout(width=width, max_width="100%", height="auto"))
+        self.info = W.HTML()
+        self.timings: list[float] = []
+        self.cpu_timings: list[float] = []
+        self.last: dict[str, Any] = {}
+        self._syncing = False
+        self._link()
+        for w in self.controls.values():
+            w.observe(self._on_change, names="value")
+        rows = [W.HBox(list(self.controls.values())[i:i + 3]) for i in range(0, len(self.controls), 3)]
+        self.widget = _Panel(f"blockcd {self.name} explorer", children=[*rows, self.image, self.info])
+        self.refresh()
+
+    # -- subclasses
+    def _controls(self, **defaults) -> dict:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _link(self) -> None:
+        pass
+
+    def _setup(self, fig) -> dict:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _update(self, art: dict, params: dict) -> str:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _frames(self) -> list[dict]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # -- machinery
+    def params(self) -> dict:
+        """Current values of the controls."""
+        return {k: w.value for k, w in self.controls.items()}
+
+    def _on_change(self, change) -> None:
+        if self._syncing:
+            return
+        self._syncing = True
+        try:
+            self._link()
+        finally:
+            self._syncing = False
+        self.refresh()
+
+    def set(self, **values) -> None:
+        """Move several controls at once and redraw once (what a reader does, one move at a time)."""
+        self._syncing = True
+        try:
+            for k, v in values.items():
+                if k not in self.controls:
+                    raise ValueError(f"{k!r} is not a control of the {self.name} explorer; "
+                                     f"controls: {tuple(self.controls)}")
+                self.controls[k].value = v
+                self._link()
+        finally:
+            self._syncing = False
+        self.refresh()
+
+    def refresh(self) -> float:
+        """Recompute and redraw for the current controls; returns the seconds it took."""
+        t0, c0 = time.perf_counter(), time.process_time()
+        with _one_blas_thread(), mpl.rc_context(plotting.RC_PARAMS):
+            self.info.value = self._update(self.art, self.params())
+            self.image.value = self._render()
+        dt = time.perf_counter() - t0
+        self.timings.append(dt)
+        self.cpu_timings.append(time.process_time() - c0)
+        return dt
+
+    def _render(self) -> bytes:
+        """Blit the changed artists over the cached background and encode the canvas as PNG."""
+        canvas = self.figure.canvas
+        key = _layout_key(self.figure)
+        if key != self._key or self._background is None:
+            canvas.draw()  # static parts only: the dynamic artists are animated
+            self._background = canvas.copy_from_bbox(self.figure.bbox)
+            self._key = key
+        else:
+            canvas.restore_region(self._background)
+        renderer = canvas.get_renderer()
+        for a in self._dynamic:
+            if a.get_visible():
+                a.draw(renderer)
+        return _encode(canvas)
+
+    def animation(self) -> str:
+        """HTML of the kernel-free sweep (at most 12 frames, low resolution)."""
+        frames = self._frames()[:MAX_FRAMES]
+        fig = _figure(self.figsize, _ANIM_DPI, self.adjust)
+        with mpl.rc_context(plotting.RC_PARAMS):
+            art = self._setup(fig)
+        keep = self.last
+
+        def update(i):
+            with mpl.rc_context(plotting.RC_PARAMS):
+                self._update(art, frames[i])
+            return []
+
+        try:
+            html = _jshtml(fig, update, len(frames), self.name)
+        finally:
+            self.last = keep
+        return html
+
+    def _repr_mimebundle_(self, **kw):
+        data = self.widget._repr_mimebundle_(**kw)
+        data["text/plain"] = repr(self.widget)
+        return data
+
+    def wait_ready(self) -> None:
+        """Wait for work the explorer started in the background when it was built (none here)."""
+
+    # -- helpers for subclasses
+    def _label(self, art, text: str) -> None:
+        art["label"].set_text(text)
+
+
+
+class BlocksExplorer(Explorer):
+    """An explorer whose controls are n, m and tau, linked so that tau <= m <= d (``self._d``)."""
+
+    _d: int
+
+    def _controls(self, *, n, m, tau):
+        return {"n": int_slider("workers n", n, 1, 64), "m": int_slider("blocks m", m, 1, self._d),
+                "tau": int_slider("sent τ", tau, 1, m)}
+
+    def _link(self):
+        self.controls["tau"].max = self.controls["m"].value
+
+_BLAS = []
+
+
+def _one_blas_thread():
+    """Run a callback with one BLAS thread: the explorers' arrays are small, and on a busy
+    machine a second BLAS thread only waits for a core (scikit-learn's threadpoolctl)."""
+
+    if not _BLAS:
+        try:
+            from threadpoolctl import ThreadpoolController
+
+            _BLAS.append(ThreadpoolController())
+        except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
+            _BLAS.append(None)
+    return contextlib.nullcontext() if _BLAS[0] is None else _BLAS[0].limit(limits=1, user_api="blas")
+
+
+def int_slider(desc, value, lo, hi, **kw):
+    return W.IntSlider(value=value, min=lo, max=hi, description=desc, continuous_update=False,
+                       style=style_box(), **kw)
+
+
+def message(text: str) -> str:
+    return f'<div style="color:#a30000;font-weight:bold;margin:0.3em 0">{text}</div>'
+
+
+def fmt_int(k) -> str:
+    return "not reached" if k is None or (isinstance(k, float) and not math.isfinite(k)) else f"{int(k):,}"
+
+
+def no_minor_ticks(*axes) -> None:
+    """Drop the minor ticks of log axes: they cost most of a full redraw and carry no numbers."""
+    for ax in axes:
+        ax.xaxis.set_minor_locator(mpl.ticker.NullLocator())
+        ax.yaxis.set_minor_locator(mpl.ticker.NullLocator())
+
+
+def decades(lo: float, hi: float, pad: float = 1.3) -> tuple[float, float]:
+    """Log-axis limits rounded out to powers of ten, so that small moves keep the axes (and the cached background)."""
+    return 10.0 ** math.floor(math.log10(lo / pad)), 10.0 ** math.ceil(math.log10(hi * pad))
+
+
+def log_taus(m: int, k: int = 8) -> list[int]:
+    return sorted({round(t) for t in np.geomspace(1, m, k)})

@@ -1,0 +1,92 @@
+"""The explorers' latency benchmark: ``python -m blockcd.widgets --bench``.
+
+:func:`bench` replays a fixed list of slider moves through each explorer's
+observer and reports the median and 90th percentile of the callback time, wall
+clock and CPU.  Nothing here draws or computes for the book; the library's own
+benchmark is :mod:`blockcd.bench`.
+"""
+
+from __future__ import annotations
+
+import matplotlib as mpl
+import numpy as np
+
+from .._validate import check_choice
+from .registry import EXPLORERS
+
+
+def _bench_moves(name: str) -> list[dict]:
+    """Slider moves the benchmark replays (one control at a time, as a reader moves them)."""
+    if name == "template":
+        return [{"tau": t} for t in (1, 2, 5, 8, 20, 40, 4)] + [{"n": k} for k in (2, 5, 20, 10)] + \
+               [{"m": k} for k in (20, 10, 40)]
+    if name == "variance":
+        return [{"tau": t} for t in (1, 2, 5, 8, 20, 4)] + [{"n": k} for k in (2, 5, 20, 10)] + \
+               [{"m": k} for k in (20, 40)]
+    if name == "convergence":
+        return [{"tau": t} for t in (1, 2, 8, 10, 20, 40, 4)] + [{"step_scale": s} for s in (2, 4, 0.5, 1)] + \
+               [{"method": "isega"}, {"method": "is-sgd"}, {"method": "ibcd"}, {"n": 5}, {"n": 20}, {"n": 10},
+                {"split": "iid"}, {"seed": 1}]
+    if name == "tradeoff":
+        return [{"tau": t} for t in (1, 2, 8, 10, 20, 40, 4)] + [{"n": 5}, {"n": 20}, {"n": 10}, {"m": 20},
+                                                                   {"m": 40}, {"method": "isega"}]
+    if name == "time":
+        return [{"tau": t} for t in (1, 8, 64, 256, 1024, 64)] + [{"bandwidth": b} for b in (1, 3, 30, 100)] + \
+               [{"latency": v} for v in (1, 10, 1000)] + [{"n": k} for k in (4, 64, 256, 16)] + \
+               [{"d": 1e5}, {"d": 1e9}]
+    return [{"tau": t} for t in (1, 2, 8, 20, 4)] + [{"d": 60}, {"d": 40}, {"problem": "breast cancer"},
+                                                      {"problem": "digits"}, {"problem": "ridge"},
+                                                      {"method": "isega"}, {"n": 20}, {"step_scale": 4}]
+
+
+def bench(names=None, *, verbose: bool = True) -> dict[str, dict[str, float]]:
+    """Median and 90th percentile of the callback time per explorer over its slider moves.
+
+    Builds each explorer with its defaults (building is not timed), then replays
+    the moves of :func:`_bench_moves`, one control at a time, through the same
+    observer a slider triggers.  Reports wall-clock seconds and the CPU seconds
+    of this process (the latter is less sensitive to other processes on the machine).
+
+    Returns
+    -------
+    dict
+        name -> {"n", "median", "p90", "cpu_median", "cpu_p90"} (seconds).
+    """
+    names = tuple(EXPLORERS) if names is None else tuple(names)
+    out = {}
+    if verbose:
+        print(f"{'explorer':12s} {'moves':>5s} {'median':>9s} {'90th pct':>9s} {'CPU median':>11s} "
+              f"{'CPU 90th':>9s}   (milliseconds per callback)", flush=True)
+    for name in names:
+        ex = EXPLORERS[check_choice("name", name, tuple(EXPLORERS))]()
+        ex.wait_ready()  # part of building the explorer, as a reader's first look at it
+        ex.timings.clear()
+        ex.cpu_timings.clear()
+        for mv in _bench_moves(name):
+            for k, v in mv.items():
+                ex.controls[k].value = v
+        t, c = np.array(ex.timings), np.array(ex.cpu_timings)
+        out[name] = {"n": int(t.size), "median": float(np.median(t)), "p90": float(np.percentile(t, 90)),
+                     "cpu_median": float(np.median(c)), "cpu_p90": float(np.percentile(c, 90))}
+        if verbose:
+            o = out[name]
+            print(f"{name:12s} {o['n']:5d} {o['median'] * 1e3:9.1f} {o['p90'] * 1e3:9.1f} "
+                  f"{o['cpu_median'] * 1e3:11.1f} {o['cpu_p90'] * 1e3:9.1f}", flush=True)
+    return out
+
+
+def main(argv=None) -> int:
+    import argparse
+
+    from .. import widgets
+
+    ap = argparse.ArgumentParser(prog="python -m blockcd.widgets", description=widgets.__doc__.split("\n")[0])
+    ap.add_argument("--bench", action="store_true", help="time the callbacks of every explorer")
+    ap.add_argument("names", nargs="*", help=f"explorers to time (default all: {', '.join(EXPLORERS)})")
+    args = ap.parse_args(argv)
+    if not args.bench:
+        ap.print_help()
+        return 0
+    mpl.use("Agg")
+    bench(args.names or None)
+    return 0

@@ -1,0 +1,52 @@
+"""The explorers by name, and :func:`show`, the one call a chapter makes.
+
+:data:`EXPLORERS` maps a name to its builder; :func:`show` displays the
+kernel-free sweep, the :data:`NOTE` on running the chapter live, and the live
+explorer.  The explorers themselves live in one module per chapter.
+"""
+
+from __future__ import annotations
+
+from .._validate import check_choice
+from .convergence import convergence_explorer, playground
+from .template import template_explorer
+from .time import time_explorer
+from .tradeoff import tradeoff_explorer
+from .variance import variance_explorer
+
+NOTE = (
+    '<p style="font-size:90%;margin:0.3em 0 0.6em 0"><b>To move the sliders</b> the page needs a running '
+    "kernel: open the chapter live with the launch button (rocket icon) at the top of the page "
+    "(Binder or Colab), or clone the repository, <code>pip install -e .</code> and run "
+    "<code>jupyter lab</code>. The figure above plays a pre-computed sweep and needs no kernel.</p>"
+)
+
+
+#: name -> builder, for :func:`show`
+EXPLORERS = {
+    "template": template_explorer,
+    "variance": variance_explorer,
+    "convergence": convergence_explorer,
+    "tradeoff": tradeoff_explorer,
+    "time": time_explorer,
+    "playground": playground,
+}
+
+
+def show(name: str, **kwargs) -> None:
+    """Display an explorer: a kernel-free moving figure, a note on running live, and the live widget.
+
+    Parameters
+    ----------
+    name : {'template', 'variance', 'convergence', 'tradeoff', 'time', 'playground'}
+    **kwargs
+        Defaults of the explorer's controls, passed to its builder
+        (e.g. ``show("convergence", method="isega", tau=4)``).
+    """
+    from IPython.display import HTML, display
+
+    name = check_choice("name", name, tuple(EXPLORERS))
+    ex = EXPLORERS[name](**kwargs)
+    display(HTML(ex.animation()))
+    display(HTML(NOTE))
+    display(ex)
