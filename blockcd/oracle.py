@@ -178,9 +178,10 @@ class Workers:
             A = self.A2.tocoo()
             owner = np.searchsorted(self.offsets, A.row, side="right") - 1
             order = np.lexsort((A.row, A.col, owner))
-            self._by_worker = (A.data[order], A.row[order], owner[order] * self.d + A.col[order])
+            kind = np.int32 if self.n * self.d < 2**31 else np.int64  # half the bytes searched when it fits
+            self._by_worker = (A.data[order], A.row[order], (owner[order] * self.d + A.col[order]).astype(kind))
         data, rows, key = self._by_worker
-        q = who * self.d + cols
+        q = (who * self.d + cols).astype(key.dtype)
         lo, hi = np.searchsorted(key, q, "left"), np.searchsorted(key, q, "right")
         lens = hi - lo
         total = int(lens.sum())

@@ -70,16 +70,22 @@ def _full_floor(W):
     return full_sparse
 
 
-def _partial_floor(W, who, cols):
-    """The margins, then only the sent entries (who[p], cols[p])."""
+def _partial_floor(W, pairs):
+    """The margins, then only the sent entries (who[p], cols[p]), with the choices of successive iterations
+    (the same choices every time would find the data they touch in cache)."""
+    state = {"k": 0}
+
     def part(x):
+        who, cols = pairs[state["k"] % len(pairs)]
+        state["k"] += 1
         return W.partial_grads(x, who, cols)
     return part
 
 
-def _pairs(p, m, tau, seed=0):
-    sel = Sent(partition(p.d, m), None, False, True, BlockSampler(p.n, m, tau, seed).choices(0))
-    return sel.who, sel.cols
+def _pairs(p, m, tau, K, seed=0):
+    sampler, blocks = BlockSampler(p.n, m, tau, seed), partition(p.d, m)
+    sels = [Sent(blocks, None, False, True, sampler.choices(k)) for k in range(K)]
+    return [(s.who, s.cols) for s in sels]
 
 
 def _memory_per_worker(p, m, tau, step) -> float:
@@ -93,10 +99,9 @@ def _memory_per_worker(p, m, tau, step) -> float:
 def _case(p, m, tau, reps, K, label, target, step=None):
     W = p.workers()
     x = np.random.default_rng(1).standard_normal(p.d) / math.sqrt(p.d)
-    who, cols = _pairs(p, m, tau)
     step = _step(p) if step is None else step
     fns = {"full": partial(_repeat, _full_floor(W), x, K),
-           "partial": partial(_repeat, _partial_floor(W, who, cols), x, K),
+           "partial": partial(_repeat, _partial_floor(W, _pairs(p, m, tau, K)), x, K),
            "ibcd 1": partial(run, p, "ibcd", m=m, tau=tau, step=step, iters=1, gap=False),
            "ibcd": partial(run, p, "ibcd", m=m, tau=tau, step=step, iters=K + 1, gap=False),
            "ibcd+f 1": partial(run, p, "ibcd", m=m, tau=tau, step=step, iters=1),
