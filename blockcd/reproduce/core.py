@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import plotting, theory
+from .. import plotting, registry, theory
 from .._validate import check_choice, check_float, check_seed
 from ..experiments import iterations_to, tuned_step
 
@@ -27,7 +27,7 @@ TOLERANCE = 0.15
 #: minibatch size of IS-SGD and IS-SAGA throughout the suite
 BATCH = 16
 #: the five methods, in the book's order
-METHODS = ("ibcd", "is-sgd", "isega", "is-saga", "is-asgd")
+METHODS = registry.METHODS
 #: columns of every CSV, in this order (experiment-specific columns follow)
 COLUMNS = (
     "experiment", "problem", "method", "sampling", "step", "n", "m", "tau", "eps", "seeds",
