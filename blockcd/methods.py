@@ -28,7 +28,8 @@ from .blocks import Blocks, BlockSampler, Minibatches, partition
 from .history import BLOWUP, BYTES_PER_NUMBER, DivergenceError, History, Recorder
 from .problems import Problem
 
-__all__ = ["ALIASES", "BLOWUP", "BYTES_PER_NUMBER", "METHODS", "DivergenceError", "History", "Sent", "run"]
+__all__ = ["ALIASES", "BLOWUP", "BYTES_PER_NUMBER", "METHODS", "DivergenceError", "History", "Partial", "Sent",
+           "Setup", "run", "setup"]
 
 METHODS = registry.METHODS
 ALIASES = registry.ALIASES

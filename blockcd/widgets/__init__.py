@@ -22,14 +22,14 @@ method diverge shows a message instead of a plot of NaNs.
 ``python -m blockcd.widgets --bench`` times the callbacks of every explorer
 over a set of control moves (Agg backend, no display needed).
 
-The package has one module per job: :mod:`~blockcd.widgets.base` (the
+The package has one module per job: ``base`` (the
 kernel-free machinery and the :class:`Explorer` base class),
-:mod:`~blockcd.widgets.cache` (problems, runs and sweeps cached by their
-parameters), one module of explorers per chapter (:mod:`~blockcd.widgets.template`,
-:mod:`~blockcd.widgets.variance`, :mod:`~blockcd.widgets.convergence`,
-:mod:`~blockcd.widgets.tradeoff`, :mod:`~blockcd.widgets.time`),
-:mod:`~blockcd.widgets.registry` (:data:`EXPLORERS` and :func:`show`) and
-:mod:`~blockcd.widgets.latency` (the benchmark).  This file only re-exports.
+``cache`` (problems, runs and sweeps cached by their
+parameters), one module of explorers per chapter (``template``,
+``variance``, ``convergence``,
+``tradeoff``, ``time``),
+``registry`` (:data:`EXPLORERS` and :func:`show`) and
+``latency`` (the benchmark).  This file only re-exports.
 
 This module computes nothing new: runs come from :func:`blockcd.run`,
 predictions from :mod:`blockcd.theory` and :mod:`blockcd.network`, styles from
