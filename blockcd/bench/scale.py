@@ -135,7 +135,7 @@ def case_scale(quick: bool, reps: int) -> list[Row]:
     n, lm, d = (20, 50, 400) if quick else (100, 200, 1000)
     p = _dense_ridge(n, lm, d)
     rows += _case(p, d, d // n, reps, K, f"dense ridge n={n} d={d} l={lm}", 0.75, step=0.5 / p.L)
-    N, d = (20_000, 2_000) if quick else (200_000, 20_000)
+    N, d = (4_000, 800) if quick else (200_000, 20_000)
     for n in (10, 100) if quick else (100, 1000):
         p = _sparse_logistic(N, d, 10, n)
         p.x_star, p.f_star  # noqa: B018 - evaluation constants, outside the timings
