@@ -12,9 +12,9 @@ problems  ridge and logistic problems split across workers, with their constants
 oracle    what workers compute from their own rows (``problem.workers()``, ``problem.worker(i)``)
 rules     the update rules of IBCD, IS-SGD, ISEGA, IS-SAGA, IS-ASGD, each written once
 registry  method names, aliases, rules and capabilities
-methods   the vectorised simulator :func:`run` (all workers as arrays)
+methods   the vectorised simulator ``run`` (all workers as arrays)
 reference the same rules run worker by worker, written to be read
-history   :class:`History` and the recorder every engine shares
+history   ``History`` and the recorder every engine shares
 theory    omega, expected smoothness, step sizes, predicted iterations
 experiments  seeded sweeps shared by the chapters and ``python -m blockcd reproduce``
 compare   top-k and shared rand-k compressors, for the fair comparison of chapter 3

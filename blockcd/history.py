@@ -1,4 +1,4 @@
-"""What a run records: the :class:`History` and the :class:`Recorder` that fills it.
+"""What a run records: the ``History`` and the :class:`Recorder` that fills it.
 
 The simulator (:func:`blockcd.run`), the per-worker reference
 (:mod:`blockcd.reference`) and the MPI master (:mod:`blockcd.mpi`) all record

@@ -1,4 +1,4 @@
-"""The simulator: :func:`run`, every method with all n workers as arrays.
+"""The simulator: ``run``, every method with all n workers as arrays.
 
 Each iteration the simulator asks the method's rule (:mod:`blockcd.rules`)
 for what all n workers send at once: the oracle is ``problem.workers()``
@@ -71,7 +71,7 @@ class Setup:
 
 def setup(problem, method, *, m, tau, step=None, iters, seed=0, sampling="independent", batch=None, x0=None,
           send_indices=False, until=None, gap=True, theory_step=True) -> Setup:
-    """Validate the arguments of :func:`run` once (names and ranges as there) and take the theory's step.
+    """Validate the arguments of ``run`` once (names and ranges as there) and take the theory's step.
 
     With ``theory_step=False`` a missing step stays None (an MPI worker, which
     has no use for it, skips the problem's constants).

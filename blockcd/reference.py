@@ -1,10 +1,10 @@
 """The per-worker reference: the rules of :mod:`blockcd.rules` run worker by worker.
 
-:func:`run` is the master/worker template written to be read: each worker
+``run`` is the master/worker template written to be read: each worker
 holds its own local problem (``problem.worker(i)``), regenerates its own
 block choice and minibatch from (seed, worker, iteration), and sends the
 values of its tau blocks; the master adds them up and steps.  It takes the
-arguments of :func:`blockcd.run` and returns the same :class:`History`;
+arguments of :func:`blockcd.run` and returns the same ``History``;
 the simulator gives the same iterates up to the order of floating-point sums
 (chapters 4-7 assert 1e-12).  The MPI ranks (:mod:`blockcd.mpi`) use
 :class:`Selection` and :func:`add_sent` as they are.  It is slow on purpose:
@@ -101,7 +101,7 @@ def run(problem, method: str, *, m: int, tau: int, step: float | None = None, it
 
 
 def difference(problem, method: str, **kwargs) -> float:
-    r"""Largest relative difference between :func:`blockcd.run` and :func:`run` with the same arguments.
+    r"""Largest relative difference between :func:`blockcd.run` and ``run`` with the same arguments.
 
     The largest of :math:`\max_k |\Delta\|x^k - x^\star\|^2| / \|x^0 - x^\star\|^2`,
     :math:`\max_k |\Delta(f(x^k) - f^\star)| / |f(x^0) - f^\star|` and

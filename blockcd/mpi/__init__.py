@@ -36,7 +36,7 @@ What each rank does:
 The rank programs are ``blockcd.mpi.ranks``; they run the update rules of
 :mod:`blockcd.rules` with each worker's own oracle (``problem.worker(i)``), as
 the per-worker reference does.  Importing this package does not import
-:mod:`mpi4py`; only the ranks started by ``mpiexec`` do.  The helpers :func:`mpiexec`, :func:`launch`,
+``mpi4py``; only the ranks started by ``mpiexec`` do.  The helpers :func:`mpiexec`, :func:`launch`,
 :func:`build_problem` and :func:`load_measurements` run in an ordinary process
 (a notebook, a test).
 """

@@ -2,7 +2,7 @@
 
 :func:`mpiexec` finds the launcher, :func:`launch` runs ``python -m blockcd.mpi``
 under a timeout in its own process group, :func:`load_measurements` reads the
-``mpi_*`` arrays of a run's history file.  Nothing here imports :mod:`mpi4py`.
+``mpi_*`` arrays of a run's history file.  Nothing here imports ``mpi4py``.
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The MPI rank programs: the master (rank 0) and the workers, and the command line.
 
 What ``mpiexec -n K python -m blockcd.mpi`` runs on each rank (see the
-package docstring of :mod:`blockcd.mpi`).  Imports :mod:`mpi4py` only inside
+package docstring of :mod:`blockcd.mpi`).  Imports ``mpi4py`` only inside
 the ranks.  The launcher and the measurements are :mod:`blockcd.mpi.launch`.
 """
 
@@ -52,7 +52,7 @@ class UsageError(ValueError):
 def build_problem(name: str, n_workers: int, **options: Any) -> _problems.Problem:
     """Build the problem a ``blockcd.mpi`` job runs on, as every rank does.
 
-    ``name`` is one of :data:`PROBLEMS` (``'synthetic'``, ``'breast-cancer'``,
+    ``name`` is one of ``PROBLEMS`` (``'synthetic'``, ``'breast-cancer'``,
     ``'digits'``, ``'libsvm'``); ``options`` are that builder's keyword
     arguments, with ``data_seed`` for its ``seed`` (the run's ``seed`` drives
     the block choices, as in :func:`blockcd.run`).  Options left at ``None``

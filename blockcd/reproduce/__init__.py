@@ -16,7 +16,7 @@ a figure with :mod:`blockcd.plotting`, and returns a :class:`Result`:
 :func:`run_suite` runs a selection, writes each figure (PNG and PDF) and
 table (CSV) and returns the results; ``python -m blockcd reproduce`` is its
 command line (``python -m blockcd``).  Everything is a function of the
-configuration (:data:`QUICK` or :data:`FULL`) and one seed: the problems are
+configuration (``QUICK`` or ``FULL``) and one seed: the problems are
 built with that seed and the runs use seeds ``seed, seed + 1, ...``.
 
 Each measured ratio K(tau)/K(m) averages the iterations over the seeds (the

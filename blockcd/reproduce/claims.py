@@ -146,7 +146,7 @@ def iterations_vs_tau(config="quick", *, seed: int = 0, progress=None, tolerance
 
     Interpolating synthetic ridge problems (d = m = 100, kappa = 10, fixed rows
     per worker, so r grows with n), every method at the theory step
-    (IS-SGD and IS-SAGA with minibatches of :data:`BATCH`), for the tau of
+    (IS-SGD and IS-SAGA with minibatches of ``BATCH``), for the tau of
     ``config.sweep_taus``.  The prediction is ``L ratio`` for IBCD and IS-SGD
     and ``bound ratio`` for ISEGA, IS-SAGA and IS-ASGD (module docstring).
     The knee is the tau where the predicted ratio reaches 2; for IBCD it is

@@ -38,7 +38,7 @@ COLUMNS = (
 
 @dataclass(frozen=True)
 class Config:
-    """Sizes of the suite; :data:`QUICK` (the tests, the chapter) or :data:`FULL`.
+    """Sizes of the suite; ``QUICK`` (the tests, the chapter) or ``FULL``.
 
     Attributes
     ----------
@@ -102,7 +102,7 @@ class Result:
     Attributes
     ----------
     name : the experiment's name (a key of :data:`EXPERIMENTS`)
-    rows : list of dicts with the :data:`COLUMNS` (and experiment-specific extras)
+    rows : list of dicts with the ``COLUMNS`` (and experiment-specific extras)
     figure : matplotlib Figure
     tables : further tables by name (e.g. the constants of the real data sets)
     """
@@ -183,7 +183,7 @@ def summary_table(results: Iterable[Result], *, checks_only: bool = True,
                   columns: Sequence[str] | None = None) -> str:
     """The rows of ``results`` as aligned text, one line per row (per checked row with ``checks_only``).
 
-    Columns (a subset of :data:`TABLE_COLUMNS`, all by default): the experiment, problem, method
+    Columns (a subset of ``TABLE_COLUMNS``, all by default): the experiment, problem, method
     (with the sampling and step when they are not independent / theory), n, tau, ``measured`` (the
     mean ratio K(tau)/K(m) over the seeds), ``range`` (smallest and largest per-seed ratio),
     ``theory`` (the predicted ratio), ``error`` (measured/theory - 1) and ``check`` (the tolerance

@@ -28,7 +28,7 @@ kernel-free machinery and the :class:`Explorer` base class),
 parameters), one module of explorers per chapter (``template``,
 ``variance``, ``convergence``,
 ``tradeoff``, ``time``),
-``registry`` (:data:`EXPLORERS` and :func:`show`) and
+``registry`` (``EXPLORERS`` and :func:`show`) and
 ``latency`` (the benchmark).  This file only re-exports.
 
 This module computes nothing new: runs come from :func:`blockcd.run`,

@@ -317,7 +317,7 @@ def convergence_explorer(method: str = "ibcd", n: int = 10, m: int | None = None
         Step as a multiple of the theory's step.
     split : {'iid', 'sorted', 'identical', 'contiguous'}
     seed : int >= 0
-    problem : one of :data:`PROBLEMS`
+    problem : one of ``PROBLEMS``
         The synthetic ones are ``problems.synthetic(n, max(100, ceil(2 d / n)), d, cond=10,
         split=split, seed=seed)`` with ``interpolating=True`` ('interpolating'),
         ``heterogeneity=1.0`` ('heterogeneous') or ``loss='logistic', lam=1e-2`` ('logistic');

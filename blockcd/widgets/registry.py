@@ -1,6 +1,6 @@
 """The explorers by name, and :func:`show`, the one call a chapter makes.
 
-:data:`EXPLORERS` maps a name to its builder; :func:`show` displays the
+``EXPLORERS`` maps a name to its builder; :func:`show` displays the
 kernel-free sweep, the :data:`NOTE` on running the chapter live, and the live
 explorer.  The explorers themselves live in one module per chapter.
 """

@@ -132,7 +132,7 @@ def tradeoff_explorer(method: str = "ibcd", n: int = 10, m: int = 40, tau: int =
     Parameters
     ----------
     method : {'ibcd', 'is-sgd', 'isega', 'is-asgd'};  n : int in [1, 64];  m : int in [1, d];
-    tau : int in [1, m];  problem : one of :data:`PROBLEMS`;  d : int in [2, 200];
+    tau : int in [1, m];  problem : one of ``PROBLEMS``;  d : int in [2, 200];
     eps : float in (0, 1];  step_scale : float > 0;  seed : int >= 0
     """
     return TradeoffExplorer(method=method, problem=problem, n=n, m=m, tau=tau, d=d, eps=eps,
