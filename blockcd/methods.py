@@ -55,15 +55,19 @@ class Setup:
 
     @cached_property
     def blocks(self) -> Blocks:
+        """The partition of the ``d`` coordinates into ``m`` blocks."""
         return partition(self.problem.d, self.m)
 
     def sampler(self) -> BlockSampler:
+        """A fresh block sampler: the same seed gives every engine the same choices."""
         return BlockSampler(self.problem.n, self.m, self.tau, self.seed, self.sampling)
 
     def minibatches(self) -> Minibatches | None:
+        """A fresh minibatch stream for the stochastic methods; ``None`` for the others."""
         return Minibatches(self.problem.sizes, self.batch, self.seed) if self.method.minibatch else None
 
     def recorder(self) -> Recorder:
+        """A recorder of this run's history (suboptimality, gradient norm, blocks sent)."""
         return Recorder(self.problem, method=self.method.name, step=self.step, blocks=self.blocks, tau=self.tau,
                         iters=self.iters, sampling=self.sampling, batch=self.batch,
                         send_indices=self.send_indices, until=self.until, gap=self.gap)

@@ -316,11 +316,22 @@ class _Watchdog:
             if time.monotonic() - self.beat > self.timeout:
                 _say(f"rank {self.rank} ({self.role}): no progress for {self.timeout:g} s in iteration "
                      f"{self.k} (--timeout); aborting the job")
-                self.comm.Abort(EXIT_TIMEOUT)
+                _abort(self.comm, EXIT_TIMEOUT)
 
 
 def _say(msg: str) -> None:
     print(f"blockcd.mpi: {msg}", file=sys.stderr, flush=True)
+
+
+# MPI_Abort kills every rank at once, and the launcher may stop forwarding a rank's stderr before
+# the line it has just written reaches the terminal; a short pause first lets the message through.
+ABORT_GRACE = 0.5
+
+
+def _abort(comm, code: int) -> None:
+    """Abort the whole job with ``code`` once the message just printed has had time to be forwarded."""
+    time.sleep(ABORT_GRACE)
+    comm.Abort(code)
 
 
 # ---------------------------------------------------------------- the ranks
@@ -560,5 +571,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BaseException as exc:  # noqa: BLE001 - any failure must end the whole job, never hang it
         role = "master" if rank == 0 else f"worker {rank - 1}"
         _say(f"rank {rank} ({role}) failed: {type(exc).__name__}: {exc}")
-        comm.Abort(EXIT_FAILED)
+        _abort(comm, EXIT_FAILED)
         return EXIT_FAILED
