@@ -27,6 +27,7 @@ SAMPLINGS = ("independent", "shared")
 #: purposes of the random streams of one run (part of the Philox key)
 PURPOSE_BLOCKS = 0
 PURPOSE_SAMPLES = 1
+PURPOSE_DDP = 2  # blockcd.torch: one stream per gradient bucket, key (seed, 2, bucket index)
 
 
 @dataclass(frozen=True)
@@ -83,11 +84,13 @@ class CounterStream:
     :meth:`worker_uniforms` regenerates one row alone, bit for bit.
     """
 
-    def __init__(self, seed: int, purpose: int, rows: int, width: int):
+    def __init__(self, seed: int, purpose: int | tuple[int, ...], rows: int, width: int):
         self.seed = check_seed("seed", seed)
         self.rows = check_int("rows", rows, 1)
         self.width = check_int("width", width, 1)
-        self.key = np.random.SeedSequence([self.seed, purpose]).generate_state(2, np.uint64)
+        # a tuple purpose (e.g. (PURPOSE_DDP, bucket)) keys one stream per bucket of a DDP model
+        purpose = tuple(purpose) if isinstance(purpose, tuple) else (purpose,)
+        self.key = np.random.SeedSequence([self.seed, *purpose]).generate_state(2, np.uint64)
         self.q = -(-self.width // 4)
         self._gen = np.random.Generator(np.random.Philox(key=self.key))
         self._next = 0
