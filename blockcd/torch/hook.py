@@ -184,13 +184,13 @@ class SparsificationState:
         numel = buffer.numel()
         size = buffer.element_size()
         if self.tau == self.m:
-            # the dense path: what DDP does without a hook (scale by 1/n, then sum)
+            # the dense path: what DDP's reducer does without a hook (multiply by 1/n, then sum)
             b = self._bucket(bucket_index, numel, signature, n)
             dense = allreduce_bytes(numel, n, size)
             self._count(dense, dense, dense)
             if last:
                 self._end_step()
-            buffer.div_(n)
+            buffer.mul_(1.0 / n)
             return dist.all_reduce(buffer, group=group, async_op=True).get_future().then(lambda f: buffer)
         b = self._bucket(bucket_index, numel, signature, n)
         flat = buffer.view(-1)

@@ -45,10 +45,32 @@ def _entry(rank: int, nprocs: int, port: int, gloo_timeout: float, outdir: str, 
     dist.init_process_group("gloo", store=store, rank=rank, world_size=nprocs, timeout=timeout)
     try:
         result = fn(rank, nprocs, *args)
+    except BaseException:
+        # when it failed, before its connections close and make its peers fail too
+        (Path(outdir) / f"failed{rank}").write_text(str(time.monotonic_ns()))
+        raise
     finally:
         dist.destroy_process_group()
     with open(Path(outdir) / f"rank{rank}.pkl", "wb") as f:
         pickle.dump(result, f)
+
+
+def _report(ctx, outdir: str) -> str:
+    """Name the rank that failed first (its peers then fail on the broken connection) and its traceback."""
+    failed = []
+    for rank, path in enumerate(ctx.error_files):
+        mark = Path(outdir) / f"failed{rank}"
+        if path and os.access(path, os.R_OK) and mark.exists():
+            with open(path, "rb") as f:
+                failed.append((int(mark.read_text()), rank, pickle.load(f)))
+    if not failed:
+        return "a rank failed without a traceback"
+    failed.sort()
+    _, first, trace = failed[0]
+    last = trace.strip().splitlines()[-1]
+    others = ", ".join(str(r) for _, r, _ in failed[1:])
+    also = f" (then rank(s) {others})" if others else ""
+    return f"rank {first} failed first{also}: {last}\n{trace}"
 
 
 def spawn(fn: Callable[..., Any], nprocs: int, args: tuple = (), *, timeout: float = 300.0,
@@ -83,8 +105,9 @@ def spawn(fn: Callable[..., Any], nprocs: int, args: tuple = (), *, timeout: flo
             with open(Path(outdir) / f"rank{rank}.pkl", "rb") as f:
                 results.append(pickle.load(f))
         return results
-    except mp.ProcessRaisedException as exc:
-        raise RankFailed(f"rank {exc.error_index} failed:\n{exc}") from None
+    except mp.ProcessRaisedException:
+        time.sleep(0.5)  # the peers' tracebacks, for the report
+        raise RankFailed(_report(ctx, outdir)) from None
     except mp.ProcessExitedException as exc:
         raise RankFailed(f"rank {exc.error_index} exited with status {exc.exit_code}") from None
     finally:
