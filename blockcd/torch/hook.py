@@ -109,7 +109,7 @@ class SparsificationState:
         self.bytes_received: list[float] = []
         self.dense_bytes: list[float] = []
         self._current = [0.0, 0.0, 0.0]
-        self._buckets: dict[int, "_Bucket"] = {}
+        self._buckets: dict[int, _Bucket] = {}
 
     # ------------------------------------------------------------ counters
     @property

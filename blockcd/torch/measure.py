@@ -43,7 +43,7 @@ def exchange_seconds(g: torch.Tensor, m: int, tau: int, repeats: int, seed: int)
     states = {s: SparsificationState(m=m, tau=tau, seed=seed, sampling=s) for s in ("shared", "independent")}
     times: dict[str, list[float]] = {"dense": [], "shared": [], "independent": []}
     for _ in range(repeats):
-        for name in times:
+        for name, spent in times.items():
             buf = g.clone()
             dist.barrier()
             t0 = time.perf_counter()
@@ -52,7 +52,7 @@ def exchange_seconds(g: torch.Tensor, m: int, tau: int, repeats: int, seed: int)
                 dist.all_reduce(buf)
             else:
                 states[name].reduce(buf).wait()
-            times[name].append(time.perf_counter() - t0)
+            spent.append(time.perf_counter() - t0)
     return {k: float(np.median(v)) for k, v in times.items()}
 
 

@@ -85,7 +85,7 @@ def digits_shards(n: int, split: str = "sorted", seed: int = 0):
     if split == "sorted":
         train = train[np.argsort(y[train], kind="stable")]
     parts = np.array_split(train, n)
-    as_t = lambda rows: (torch.tensor(X[rows] / 16.0, dtype=torch.float32), torch.tensor(y[rows]))  # noqa: E731
+    as_t = lambda rows: (torch.tensor(X[rows] / 16.0, dtype=torch.float32), torch.tensor(y[rows]))
     return [as_t(p) for p in parts], as_t(test)
 
 
@@ -152,9 +152,9 @@ def train_rank(rank: int, n: int, methods, options: dict) -> list[Record] | None
 def _options(m, tau, steps, lr, hidden, split, seed, data_seed, n) -> dict:
     m = check_int("m", m, 1)
     tau = max(1, m // n) if tau is None else check_int("tau", tau, 1, m)
-    return dict(m=m, tau=tau, steps=check_int("steps", steps, 1), lr=check_float("lr", lr, positive=True),
-                hidden=check_int("hidden", hidden, 1), split=check_choice("split", split, SPLITS),
-                seed=check_seed("seed", seed), data_seed=check_seed("data_seed", data_seed))
+    return {"m": m, "tau": tau, "steps": check_int("steps", steps, 1), "lr": check_float("lr", lr, positive=True),
+                "hidden": check_int("hidden", hidden, 1), "split": check_choice("split", split, SPLITS),
+                "seed": check_seed("seed", seed), "data_seed": check_seed("data_seed", data_seed)}
 
 
 def _check_methods(methods) -> list[str]:
@@ -193,8 +193,8 @@ def write_csv(records, path) -> None:
 
 
 def summary(records, target: float) -> str:
-    lines = [f"{'method':20s} {'final loss':>10s} {'test acc':>8s} {'steps to':>8s} {'MB sent to':>10s} "
-             f"{'ms/step':>8s}", f"{'':20s} {'':>10s} {'':>8s} {target:>8.3g} {target:>10.3g}"]
+    lines = [(f"{'method':20s} {'final loss':>10s} {'test acc':>8s} {'steps to':>8s} {'MB sent to':>10s} "
+             f"{'ms/step':>8s}"), f"{'':20s} {'':>10s} {'':>8s} {target:>8.3g} {target:>10.3g}"]
     for r in records.values():
         k, b = r.steps_to(target), r.bytes_to(target)
         lines.append(f"{r.method:20s} {r.loss[-1]:10.4f} {r.test_accuracy[-1]:8.3f} "
