@@ -37,7 +37,7 @@ N_RANKS = 3
 SIZES = (23, 19)
 M, TAU, SEED = 8, 2, 5
 #: Monte-Carlo draws per configuration (a few seconds of 3-rank all-gathers)
-T = 1500
+T = 800
 CASES = [("independent", False), ("shared", False), ("independent", True), ("shared", True)]
 
 
@@ -176,7 +176,7 @@ def test_every_rank_returns_the_same_average(job):
 # ------------------------------------------------------------------ statistics (fixed seed, SE tolerances)
 @pytest.mark.parametrize("sampling", ["independent", "shared"])
 def test_unbiased(job, sampling):
-    """Mean of T = 1500 draws within Z = 4.5 standard errors (std / sqrt T, per coordinate) of the mean gradient."""
+    """Mean of T = 800 draws within Z = 4.5 standard errors (std / sqrt T, per coordinate) of the mean gradient."""
     draws = job[0]["mc"][sampling, False]
     est, se = mean_se(draws)
     assert_mc(est, se, _mc_grads(N_RANKS, False).mean(axis=0), what=f"{sampling} mean")
@@ -318,9 +318,9 @@ def test_failing_rank_ends_the_job_with_its_name():
 
 def test_stalled_job_is_killed_at_the_guard():
     t0 = time.monotonic()
-    with pytest.raises(TimeoutError, match="ran longer than 12 s"):
-        spawn(_sleep, 2, timeout=12)
-    assert time.monotonic() - t0 < 40
+    with pytest.raises(TimeoutError, match="ran longer than 6 s"):
+        spawn(_sleep, 2, timeout=6)
+    assert time.monotonic() - t0 < 30
 
 
 # ------------------------------------------------------------------ the training command
