@@ -164,7 +164,7 @@ def _check_methods(methods) -> list[str]:
 
 
 def run(ranks: int = 4, methods=tuple(METHODS), *, m: int = 32, tau: int | None = None, steps: int = 300,
-        lr: float = 1.0, hidden: int = 32, split: str = "sorted", seed: int = 0, data_seed: int = 0,
+        lr: float = 0.5, hidden: int = 32, split: str = "sorted", seed: int = 0, data_seed: int = 0,
         timeout: float = 300.0) -> dict[str, Record]:
     """Train with each method on ``ranks`` spawned Gloo processes; return the records by method.
 
@@ -210,12 +210,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--m", type=int, default=32, help="blocks per gradient bucket")
     p.add_argument("--tau", type=int, default=None, help="blocks sent per rank (default m // ranks)")
     p.add_argument("--steps", type=int, default=300)
-    p.add_argument("--lr", type=float, default=1.0)
+    p.add_argument("--lr", type=float, default=0.5, help="SGD step size")
     p.add_argument("--hidden", type=int, default=32)
     p.add_argument("--split", default="sorted", choices=SPLITS)
     p.add_argument("--seed", type=int, default=0, help="network initialisation and block choices")
     p.add_argument("--data-seed", type=int, default=0, help="train/test split")
-    p.add_argument("--target", type=float, default=0.1, help="training loss for the summary's steps and bytes")
+    p.add_argument("--target", type=float, default=0.2, help="training loss for the summary's steps and bytes")
     p.add_argument("--timeout", type=float, default=600.0, help="wall-clock guard of the job (seconds)")
     p.add_argument("--out", default="ddp.csv", help="CSV file written by rank 0")
     return p
