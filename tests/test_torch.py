@@ -326,7 +326,7 @@ def test_stalled_job_is_killed_at_the_guard():
 # ------------------------------------------------------------------ the training command
 def test_training_command_spawned_and_under_torchrun(tmp_path):
     """Same seed, same numbers: the command's own spawn and torchrun give the same CSV."""
-    args = ["-m", "blockcd.torch.train", "--methods", "dense,independent", "--steps", "3"]
+    args = ["-m", "blockcd.torch.train", "--methods", "dense,independent", "--steps", "3", "--blocks", "16"]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
     a = subprocess.run([sys.executable, *args, "--ranks", "2", "--out", str(tmp_path / "a.csv")],
                        capture_output=True, text=True, timeout=300, env=env, check=False)

@@ -207,7 +207,9 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m blockcd.torch.train", description=__doc__.split("\n\n")[0])
     p.add_argument("--ranks", type=int, default=4, help="processes to spawn (ignored under torchrun)")
     p.add_argument("--methods", default=",".join(METHODS), help=f"comma-separated, from {', '.join(METHODS)}")
-    p.add_argument("--m", type=int, default=32, help="blocks per gradient bucket")
+    p.add_argument("--m", "--blocks", dest="m", type=int, default=32,
+                   help="blocks per gradient bucket (spell it --blocks under torchrun, whose parser takes --m "
+                        "for a prefix of its own options)")
     p.add_argument("--tau", type=int, default=None, help="blocks sent per rank (default m // ranks)")
     p.add_argument("--steps", type=int, default=300)
     p.add_argument("--lr", type=float, default=0.5, help="SGD step size")
