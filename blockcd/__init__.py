@@ -22,6 +22,7 @@ network   round-time model and link/model presets (chapter 9)
 plotting  the book's figures, one colour and marker per method
 widgets   the book's interactive explorers (``widgets.show(name)``)
 mpi       the same methods on MPI (``mpiexec -n K python -m blockcd.mpi``)
+torch     DDP communication hook (optional, ``pip install blockcd[torch]``; chapter 11)
 bench     performance benchmark (``python -m blockcd.bench``)
 
 Quick start::
@@ -54,9 +55,9 @@ __all__ = [
 ]
 __version__ = "0.1.0"
 
-# heavier modules (matplotlib, ipywidgets, mpi4py) load on first use:
+# heavier modules (matplotlib, ipywidgets, mpi4py, torch) load on first use:
 # ``blockcd.widgets.show(...)`` works after a plain ``import blockcd``
-_LAZY = ("bench", "compare", "experiments", "mpi", "network", "plotting", "reproduce", "widgets")
+_LAZY = ("bench", "compare", "experiments", "mpi", "network", "plotting", "reproduce", "torch", "widgets")
 
 
 def __getattr__(name: str):

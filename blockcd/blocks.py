@@ -29,6 +29,7 @@ PURPOSE_BLOCKS = 0
 PURPOSE_SAMPLES = 1
 PURPOSE_FEW_BLOCKS = 2
 PURPOSE_FEW_FALLBACK = 3
+PURPOSE_DDP = 4  # blockcd.torch: one stream per gradient bucket, key (seed, 4, bucket index)
 #: block choices are drawn from about tau uniforms, not m, when m >= FEW_M and 16 tau <= m
 FEW_M = 512
 
@@ -96,11 +97,13 @@ class CounterStream:
     :meth:`worker_uniforms` regenerates one row alone, bit for bit.
     """
 
-    def __init__(self, seed: int, purpose: int, rows: int, width: int):
+    def __init__(self, seed: int, purpose: int | tuple[int, ...], rows: int, width: int):
         self.seed = check_seed("seed", seed)
         self.rows = check_int("rows", rows, 1)
         self.width = check_int("width", width, 1)
-        self.key = np.random.SeedSequence([self.seed, purpose]).generate_state(2, np.uint64)
+        # a tuple purpose (e.g. (PURPOSE_DDP, bucket)) keys one stream per bucket of a DDP model
+        purpose = tuple(purpose) if isinstance(purpose, tuple) else (purpose,)
+        self.key = np.random.SeedSequence([self.seed, *purpose]).generate_state(2, np.uint64)
         self.q = -(-self.width // 4)
         self._gen = np.random.Generator(np.random.Philox(key=self.key))
         self._next = 0

@@ -13,6 +13,9 @@ checks has a false-failure probability below 1e-3 for a random seed.
 
 from __future__ import annotations
 
+import importlib.util
+import os
+
 import numpy as np
 import pytest
 
@@ -106,3 +109,25 @@ def interp():
 def interp_het():
     """Interpolating ridge with uneven worker smoothness (heterogeneity = 0.7 in the row scales)."""
     return problems.synthetic(4, 6, 5, interpolating=True, heterogeneity=0.7, cond=5, seed=4)
+
+
+# ------------------------------------------------------------------ chapters with an optional dependency
+#: notebook -> (module it needs, environment variable that makes it required, install command)
+OPTIONAL_NOTEBOOKS = {"11_ddp.ipynb": ("torch", "BLOCKCD_REQUIRE_TORCH", "pip install blockcd[torch]")}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Skip, with the reason, the nbval cells of a chapter whose optional package is missing.
+
+    The hook sees every collected item, the notebooks under book/ too.  With the
+    environment variable set (``.ci/run`` sets ``BLOCKCD_REQUIRE_TORCH=1``) a
+    missing package is an error instead.
+    """
+    for name, (module, required, install) in OPTIONAL_NOTEBOOKS.items():
+        if importlib.util.find_spec(module) is not None:
+            continue
+        ours = [item for item in items if item.path.name == name]
+        if ours and os.environ.get(required) == "1":
+            raise pytest.UsageError(f"{name} needs {module}, which is not installed, and {required}=1 demands it")
+        for item in ours:
+            item.add_marker(pytest.mark.skip(reason=f"{name} needs {module}, which is not installed ({install})"))

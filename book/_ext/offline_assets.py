@@ -8,8 +8,13 @@
 2. Drop duplicate inline scripts.  sphinx-thebe adds its configuration
    script (``const THEBE_JS_URL = ...``) twice under Jupyter Book, which
    raises "Identifier 'THEBE_JS_URL' has already been declared" on every page.
+3. Show the committed outputs of chapters whose optional dependency is missing.
+   The DDP chapter needs torch (``pip install blockcd[torch]``); on a machine
+   without it the chapter is not executed and its stored outputs, made by CI
+   with torch installed, are shown instead.
 """
 
+import importlib.util
 from pathlib import Path
 
 
@@ -37,7 +42,18 @@ def _drop_duplicate_scripts(app, pagename, templatename, context, doctree):
     scripts[:] = unique
 
 
+#: notebooks that need an optional package, by the package they need
+OPTIONAL = {"torch": ["book/11_ddp.ipynb"]}
+
+
+def _exclude_when_missing(app, config):
+    missing = [nb for module, nbs in OPTIONAL.items() if importlib.util.find_spec(module) is None for nb in nbs]
+    if missing:
+        config.nb_execution_excludepatterns = list(config.nb_execution_excludepatterns or []) + missing
+
+
 def setup(app):
+    app.connect("config-inited", _exclude_when_missing)
     app.connect("builder-inited", _use_local_mathjax)
     app.connect("html-page-context", _drop_duplicate_scripts, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
