@@ -21,7 +21,7 @@ INVENTORY = ROOT / "_build" / "html" / "objects.inv"
 MODULES = ["blockcd.blocks", "blockcd.problems", "blockcd.oracle", "blockcd.rules", "blockcd.registry",
            "blockcd.methods", "blockcd.reference", "blockcd.history", "blockcd.theory", "blockcd.experiments",
            "blockcd.compare", "blockcd.network", "blockcd.plotting", "blockcd.mpi", "blockcd.reproduce",
-           "blockcd.bench", "blockcd.widgets"]
+           "blockcd.bench", "blockcd.widgets", "blockcd.torch", "blockcd.torch.train", "blockcd.torch.measure"]
 
 if not INVENTORY.exists():
     if os.environ.get("BLOCKCD_REQUIRE_BROWSER") == "1":
@@ -41,6 +41,8 @@ def documented() -> set[str]:
 def public_names(module_name: str):
     """Qualified names of the module's public functions and classes (its ``__all__``, or what it defines),
     and of their public methods and properties."""
+    if module_name.startswith("blockcd.torch"):
+        pytest.importorskip("torch", reason="blockcd.torch needs torch (pip install blockcd[torch])")
     mod = importlib.import_module(module_name)
     exported = getattr(mod, "__all__", None)
     names = exported or [n for n in vars(mod) if not n.startswith("_")]

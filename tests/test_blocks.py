@@ -321,7 +321,13 @@ def test_a_row_without_tau_distinct_draws_is_drawn_again_from_the_fallback_strea
 def test_stream_purposes_have_distinct_keys():
     # SeedSequence pads the entropy with zeros, so (seed, 2) and (seed, 2, 0) give one key: every purpose,
     # including each DDP bucket's (PURPOSE_DDP, b), must differ from every other stream's entropy
-    from blockcd.blocks import PURPOSE_BLOCKS, PURPOSE_DDP, PURPOSE_FEW_BLOCKS, PURPOSE_FEW_FALLBACK, PURPOSE_SAMPLES
+    from blockcd.blocks import (
+        PURPOSE_BLOCKS,
+        PURPOSE_DDP,
+        PURPOSE_FEW_BLOCKS,
+        PURPOSE_FEW_FALLBACK,
+        PURPOSE_SAMPLES,
+    )
 
     purposes = [PURPOSE_BLOCKS, PURPOSE_SAMPLES, PURPOSE_FEW_BLOCKS, PURPOSE_FEW_FALLBACK]
     purposes += [(PURPOSE_DDP, b) for b in range(8)]

@@ -3,12 +3,14 @@
 Imported only when used (``import blockcd`` never imports torch; install with
 ``pip install blockcd[torch]``).
 
-Modules
--------
-hook    :class:`SparsificationState` and :func:`sparsify_hook`, the DDP communication hook
-launch  :func:`spawn`, K Gloo processes on 127.0.0.1 with timeouts
-train   ``python -m blockcd.torch.train``: a two-layer network on scikit-learn's digits,
-        dense against shared and independent sparsification (book chapter 11)
+What it holds:
+
+* :mod:`blockcd.torch.hook`: :class:`SparsificationState` and :func:`sparsify_hook`, the DDP
+  communication hook;
+* ``blockcd.torch.launch``: :func:`spawn` and :class:`RankFailed`, K Gloo processes on 127.0.0.1
+  with timeouts;
+* :mod:`blockcd.torch.train`: ``python -m blockcd.torch.train``, a two-layer network on
+  scikit-learn's digits, dense against shared and independent sparsification (book chapter 11).
 
 Usage::
 

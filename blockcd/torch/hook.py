@@ -4,7 +4,7 @@
 streams that choose each rank's blocks, ISEGA's shifts (when asked for) and
 the byte counters; :func:`sparsify_hook` is the function registered with
 ``DistributedDataParallel.register_comm_hook``.  Launching processes and the
-training command live in :mod:`blockcd.torch.launch` and
+training command live in ``blockcd.torch.launch`` and
 :mod:`blockcd.torch.train`.
 
 Rank ``i``'s blocks of bucket ``b`` at step ``k`` are ``nice_mask`` of row
@@ -13,6 +13,8 @@ Rank ``i``'s blocks of bucket ``b`` at step ``k`` are ``nice_mask`` of row
 (seed, rank, step, bucket index) alone, so every rank regenerates every other
 rank's choice and only values travel (book chapter 11).
 """
+
+from __future__ import annotations
 
 import numpy as np
 import torch
@@ -114,14 +116,17 @@ class SparsificationState:
     # ------------------------------------------------------------ counters
     @property
     def total_bytes_sent(self) -> float:
+        """Bytes this rank has sent over all steps (the sum of ``bytes_sent``)."""
         return float(sum(self.bytes_sent))
 
     @property
     def total_bytes_received(self) -> float:
+        """Bytes this rank has received over all steps (the sum of ``bytes_received``)."""
         return float(sum(self.bytes_received))
 
     @property
     def total_dense_bytes(self) -> float:
+        """Bytes the dense all-reduce would have moved for this rank over the same steps."""
         return float(sum(self.dense_bytes))
 
     def _count(self, sent: float, received: float, dense: float) -> None:
@@ -151,7 +156,7 @@ class SparsificationState:
         mask = nice_mask(stream.draw(check_int("step", step, 0)), self.tau)
         return np.broadcast_to(mask, (n, self.m))
 
-    def _bucket(self, index: int, numel: int, signature, n: int) -> "_Bucket":
+    def _bucket(self, index: int, numel: int, signature, n: int) -> _Bucket:
         b = self._buckets.get(index)
         if b is None or b.numel != numel or b.signature != signature:
             # new bucket, or DDP rebuilt its buckets after the first step: fresh blocks and shifts

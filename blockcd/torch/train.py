@@ -193,6 +193,8 @@ def write_csv(records, path) -> None:
 
 
 def summary(records, target: float) -> str:
+    """The table the command prints: per method its final loss, test accuracy, steps and megabytes sent to
+    reach the loss ``target``, and milliseconds per step."""
     lines = [(f"{'method':20s} {'final loss':>10s} {'test acc':>8s} {'steps to':>8s} {'MB sent to':>10s} "
              f"{'ms/step':>8s}"), f"{'':20s} {'':>10s} {'':>8s} {target:>8.3g} {target:>10.3g}"]
     for r in records.values():
@@ -224,6 +226,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    """``python -m blockcd.torch.train``: parse ``argv``, train each method, print :func:`summary`; the exit
+    status (0 on success)."""
     args = _parser().parse_args(argv)
     methods = [s.strip() for s in args.methods.split(",") if s.strip()]
     try:
