@@ -10,7 +10,7 @@ Modules
 blocks    partition into blocks, tau-nice sampling, minibatches, :func:`sparsify`
 problems  ridge and logistic problems split across workers, with their constants
 oracle    what workers compute from their own rows (``problem.workers()``, ``problem.worker(i)``)
-rules     the update rules of IBCD, IS-SGD, ISEGA, IS-SAGA, IS-ASGD, each written once
+rules     the update rules of IBCD, IS-SGD, ISEGA, IS-SAGA, IS-ASGD, IBGD, each written once
 registry  method names, aliases, rules and capabilities
 methods   the vectorised simulator ``run`` (all workers as arrays)
 reference the same rules run worker by worker, written to be read

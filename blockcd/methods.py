@@ -24,7 +24,7 @@ import numpy as np
 
 from . import registry, theory
 from ._validate import check_choice, check_float, check_int, check_seed, check_vector
-from .blocks import Blocks, BlockSampler, Minibatches, partition
+from .blocks import BernoulliSampler, Blocks, BlockSampler, Minibatches, partition
 from .history import BLOWUP, BYTES_PER_NUMBER, DivergenceError, History, Recorder
 from .problems import Problem
 
@@ -58,8 +58,13 @@ class Setup:
         """The partition of the ``d`` coordinates into ``m`` blocks."""
         return partition(self.problem.d, self.m)
 
-    def sampler(self) -> BlockSampler:
-        """A fresh block sampler: the same seed gives every engine the same choices."""
+    def sampler(self) -> BlockSampler | BernoulliSampler:
+        """A fresh block sampler: the same seed gives every engine the same choices.
+
+        For a Bernoulli method (IBGD) each worker sends all m blocks with probability tau/m, or none.
+        """
+        if self.method.bernoulli:
+            return BernoulliSampler(self.problem.n, self.m, self.tau / self.m, self.seed)
         return BlockSampler(self.problem.n, self.m, self.tau, self.seed, self.sampling)
 
     def minibatches(self) -> Minibatches | None:
@@ -70,7 +75,8 @@ class Setup:
         """A recorder of this run's history (suboptimality, gradient norm, blocks sent)."""
         return Recorder(self.problem, method=self.method.name, step=self.step, blocks=self.blocks, tau=self.tau,
                         iters=self.iters, sampling=self.sampling, batch=self.batch,
-                        send_indices=self.send_indices, until=self.until, gap=self.gap)
+                        send_indices=self.send_indices, until=self.until, gap=self.gap,
+                        counted=self.method.bernoulli)
 
 
 def setup(problem, method, *, m, tau, step=None, iters, seed=0, sampling="independent", batch=None, x0=None,
@@ -91,6 +97,9 @@ def setup(problem, method, *, m, tau, step=None, iters, seed=0, sampling="indepe
     sampling = check_choice("sampling", sampling, spec.samplings)
     if not isinstance(send_indices, (bool, np.bool_)):
         raise TypeError(f"send_indices must be True or False, got {send_indices!r}")
+    if send_indices and spec.bernoulli:
+        raise ValueError(f"send_indices does not apply to {spec.name!r}: a worker sends all m blocks or "
+                         "nothing, so there are no block indices to send")
     if spec.minibatch:
         batch = 1 if batch is None else check_int("batch", batch, 1, int(problem.sizes.min()))
     elif batch is not None:
@@ -129,19 +138,21 @@ def run(
     Each iteration, worker i forms a local estimate (its full gradient for
     IBCD/ISEGA/IS-ASGD, a b-minibatch gradient for IS-SGD, a SAGA estimate for
     IS-SAGA) and sends tau of the m blocks, rescaled by m/tau; the master
-    averages and steps.  ISEGA and IS-SAGA send the difference to a shift h_i
+    averages and steps.  IBGD's workers send their whole gradient with
+    probability q = tau/m, independently, rescaled by 1/q, or nothing.  ISEGA and IS-SAGA send the difference to a shift h_i
     and both sides overwrite the sent blocks of h_i.  The rules are
     :mod:`blockcd.rules`; :func:`blockcd.reference.run` runs them worker by worker.
 
     Parameters
     ----------
     problem : Problem
-    method : {'ibcd', 'is-sgd', 'isega', 'is-saga', 'is-asgd'}
+    method : {'ibcd', 'is-sgd', 'isega', 'is-saga', 'is-asgd', 'ibgd'}
         (aliases: 'gd'/'dense' = 'ibcd', 'sgd', 'saga', 'asgd'; use tau = m for the dense method)
     m : int, 1 <= m <= d
         Number of blocks.
     tau : int, 1 <= tau <= m
-        Blocks each worker sends per iteration.
+        Blocks each worker sends per iteration (IBGD: in expectation; it sends all m with
+        probability tau/m).
     step : float > 0 or None
         Step size (for IS-ASGD, eta).  None takes :func:`blockcd.theory.step_size`.
     iters : int >= 1
@@ -150,12 +161,14 @@ def run(
         Seeds the block choices and minibatches: worker i's choice at iteration
         k is a function of (seed, i, k) alone.
     sampling : {'independent', 'shared'}
+        ('independent' only for IBGD)
     batch : int or None
         Minibatch size for IS-SGD (default 1) and IS-SAGA (default 1).
     x0 : array (d,) or None (zeros)
     send_indices : bool
         Count tau * ceil(log2 m) index bits per worker per iteration, as when
-        the master cannot regenerate the choice from the seed.
+        the master cannot regenerate the choice from the seed (not for IBGD,
+        which sends all blocks or none).
     until : float > 0 or None
         Stop at the first iteration k with ``dist2[k] <= until * dist2[0]``
         (or after ``iters``); the history is then an exact prefix of the full run's.

@@ -87,7 +87,9 @@ def run(problem, method: str, *, m: int, tau: int, step: float | None = None, it
         for i, (w, state) in enumerate(zip(workers, states)):
             chosen = sampler.worker_blocks(k, i)              # worker i's tau blocks, from (seed, i, k)
             mask[i, chosen] = True
-            coords = None if s.tau == s.m else blocks.coords(chosen)
+            if chosen.size == 0:                              # IBGD: this round worker i sends nothing
+                continue
+            coords = None if chosen.size == s.m else blocks.coords(chosen)
             idx = None if batches is None else batches.worker(k, i)
             values, _ = rule.send(w, state, x, idx, Selection(coords))
             add_sent(total, coords, values)                   # the master receives and adds

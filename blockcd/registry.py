@@ -27,7 +27,9 @@ class Method:
     samplings : block samplings its theory covers
     minibatch : whether workers use b-minibatches of their rows (``batch=``)
     shifts : whether workers keep a shift h_i (converges on heterogeneous data)
-    chapter : the chapter that derives it
+    bernoulli : whether a worker sends all m blocks with probability tau/m, or none
+        (:class:`blockcd.blocks.BernoulliSampler`), instead of tau of the m blocks
+    chapter : the chapter that derives it ("" while no chapter does)
     """
 
     name: str
@@ -37,6 +39,7 @@ class Method:
     samplings: tuple[str, ...] = ("independent", "shared")
     minibatch: bool = False
     shifts: bool = False
+    bernoulli: bool = False
     chapter: str = ""
 
 
@@ -47,12 +50,15 @@ _ENTRIES = (
     Method("is-saga", "IS-SAGA", rules.ISSAGA(), aliases=("saga",), minibatch=True, shifts=True,
            chapter="06_heterogeneous"),
     Method("is-asgd", "IS-ASGD", rules.ISASGD(), aliases=("asgd",), chapter="07_is_asgd"),
+    Method("ibgd", "IBGD", rules.IBGD(), samplings=("independent",), bernoulli=True),
 )
 
 #: name -> Method
 REGISTRY: dict[str, Method] = {e.name: e for e in _ENTRIES}
 #: the method names, in the book's order
 METHODS: tuple[str, ...] = tuple(REGISTRY)
+#: the methods a chapter of the book derives (the widgets and ``reproduce`` sweep these)
+BOOK_METHODS: tuple[str, ...] = tuple(e.name for e in _ENTRIES if e.chapter)
 #: alias -> name
 ALIASES: dict[str, str] = {a: e.name for e in _ENTRIES for a in e.aliases}
 

@@ -77,6 +77,17 @@ class IBCD(Rule):
         return sel.send(G), fx
 
 
+class IBGD(IBCD):
+    """IBGD (Bernoulli gradient descent): worker i sends its whole gradient with probability q = tau/m, or nothing.
+
+    The rule is IBCD's: the engine's choice (:class:`blockcd.blocks.BernoulliSampler`)
+    gives a worker all m blocks or none, and the master's scale m/(tau n) = 1/(q n)
+    makes the average unbiased.  A worker that sends nothing computes nothing.
+    """
+
+    name = "ibgd"
+
+
 class ISSGD(Rule):
     """IS-SGD (chapter 5): as IBCD with a b-minibatch gradient of worker i's own rows."""
 

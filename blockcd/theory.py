@@ -10,6 +10,7 @@ Conventions.  ``expected_smoothness(problem, method, m, tau)`` is the constant
 method     :math:`\\mathcal{L}(\\tau)`                     step
 =========  ==========================================  ===================
 ibcd       L + omega L_max / n                          1 / (2 L(tau))
+ibgd       L + omega L_max / n                          1 / (2 L(tau))
 is-sgd     L + (m/tau) L_loc(b) / n                     1 / (2 L(tau))
 isega      L + 6 omega L_max / n                        1 / L(tau)
 is-saga    L + 36 (m/tau) L_loc(b) / n                  1 / L(tau)
@@ -17,7 +18,10 @@ is-asgd    rho(tau) L,  rho = 1 + omega rho0 / n        eta = 1 / L(tau)
 =========  ==========================================  ===================
 
 with omega = m/tau - 1 and L_loc(b) the largest local expected smoothness of a
-b-minibatch (L_s at b = 1).  The constants 6 and 36 come from Young's
+b-minibatch (L_s at b = 1).  IBGD (each worker sends its whole gradient with
+probability q = tau/m, rescaled by 1/q) has IBCD's constants: its sparsifier
+(1/q) b_i g_i has the same variance omega ||g_i||^2 with omega = 1/q - 1, so
+the key lemma and IBCD's proof hold word for word.  The constants 6 and 36 come from Young's
 inequality in the book's proofs and are loose (chapter 6).
 """
 
@@ -120,6 +124,8 @@ def expected_smoothness(problem, method: str, m: int, tau: int, *, batch: int | 
     m, tau = _m_tau(problem, m, tau)
     sampling = check_choice("sampling", sampling, ("independent", "shared"))
     w, n, L = omega(m, tau), problem.n, problem.L
+    if method == "ibgd" and sampling != "independent":
+        raise ValueError("ibgd's workers decide independently whether to send: sampling must be 'independent'")
     if sampling == "shared":
         if method == "ibcd":
             return (m / tau) * L
@@ -130,7 +136,7 @@ def expected_smoothness(problem, method: str, m: int, tau: int, *, batch: int | 
         if method == "is-saga":
             return L + ISSAGA_C * (m / tau) * _local_L(problem, batch)
         return (m / tau) * L
-    if method == "ibcd":
+    if method in ("ibcd", "ibgd"):
         return L + w * problem.L_max / n
     if method == "is-sgd":
         return L + (m / tau) * _local_L(problem, batch) / n
@@ -146,7 +152,32 @@ def step_size(problem, method: str, m: int, tau: int, *, batch: int | None = Non
     """The theory's step size (for IS-ASGD, eta); see the module table and :func:`expected_smoothness`."""
     method = _method(method)
     Lt = expected_smoothness(problem, method, m, tau, batch=batch, sampling=sampling)
-    return 1.0 / (2.0 * Lt) if method in ("ibcd", "is-sgd") else 1.0 / Lt
+    return 1.0 / (2.0 * Lt) if method in ("ibcd", "ibgd", "is-sgd") else 1.0 / Lt
+
+
+def paper_step(problem, method: str, m: int, tau: int) -> float:
+    r"""The step of the paper's theorem for ``method``, converted to the book's units.
+
+    The paper (Mishchenko, Hanzely and Richtarik 2019) writes the worker
+    update unscaled, x_i = x - gamma (grad f_i(x))_{U_i}, with its tau the
+    *fraction* q = tau/m of blocks and one L for every f_i (its Assumption 1;
+    here L_max).  The book rescales what a worker sends by 1/q, so the book's
+    step is q times the paper's:
+
+    - ibcd (Theorem 1) and ibgd (Theorem 4):
+      :math:`\gamma_{paper} = rac{n}{qn + 2(1-q)}rac{1}{2L}`, i.e.
+      :math:`\gamma = 1/(2 L_{\max}(1 + 2\omega/n))` in the book's units: the
+      constant L + 2 omega L/n, of which the book's L + omega L_max/n is a refinement
+      (never larger, since L <= L_max).
+
+    Raises ``ValueError`` for a method without such a theorem here.
+    """
+    method = _method(method)
+    m, tau = _m_tau(problem, m, tau)
+    q, n, L1 = tau / m, problem.n, problem.L_max
+    if method in ("ibcd", "ibgd"):
+        return q * n / (q * n + 2.0 * (1.0 - q)) / (2.0 * L1)
+    raise ValueError(f"paper_step covers 'ibcd' and 'ibgd' (Theorems 1 and 4), not {method!r}")
 
 
 def asgd_parameters(problem, eta: float) -> tuple[float, float, float]:
@@ -169,7 +200,7 @@ def asgd_parameters(problem, eta: float) -> tuple[float, float, float]:
 def rate(problem, method: str, m: int, tau: int, *, step: float | None = None, batch: int | None = None) -> float:
     """Contraction factor per iteration of the method's Lyapunov function at the given step.
 
-    ibcd, is-sgd: 1 - step mu; isega: max(1 - step mu, 1 - tau/(2m));
+    ibcd, ibgd, is-sgd: 1 - step mu; isega: max(1 - step mu, 1 - tau/(2m));
     is-saga: max(1 - step mu, 1 - b/(2 l_max), 1 - tau/(2m));
     is-asgd: 1 - sqrt(mu eta / rho) with rho = 1/(eta L).
     """
@@ -198,13 +229,13 @@ def neighbourhood(problem, method: str, m: int, tau: int, *, step: float | None 
                   batch: int | None = None) -> float:
     """Radius 2 gamma sigma^2 / mu of the ball ||x - x*||^2 the method reaches (0 for shifted methods).
 
-    ibcd: sigma^2 = (omega/n) sigma*^2;  is-sgd: sigma^2 <= (m/(tau n)) sigma-bar^2 minus the
+    ibcd, ibgd: sigma^2 = (omega/n) sigma*^2;  is-sgd: sigma^2 <= (m/(tau n)) sigma-bar^2 minus the
     cross terms, i.e. ((m/tau) sigma-bar^2 - sigma*^2)/n (chapter 5).
     """
     method = _method(method)
     m, tau = _m_tau(problem, m, tau)
     g = step_size(problem, method, m, tau, batch=batch) if step is None else check_float("step", step, positive=True)
-    if method == "ibcd":
+    if method in ("ibcd", "ibgd"):
         s2 = omega(m, tau) / problem.n * problem.sigma_star2
     elif method == "is-sgd":
         b = 1 if batch is None else batch
@@ -230,7 +261,7 @@ def predicted_iterations(problem, method: str, m: int, tau: int, eps: float, *, 
     q = rate(problem, method, m, tau, step=g, batch=batch)
     if not 0 < q < 1:
         return math.inf
-    if method in ("ibcd", "is-sgd"):
+    if method in ("ibcd", "ibgd", "is-sgd"):
         target = eps * D0 - neighbourhood(problem, method, m, tau, step=g, batch=batch)
         if target <= 0:
             return math.inf
@@ -250,7 +281,7 @@ def predicted_iterations(problem, method: str, m: int, tau: int, eps: float, *, 
 def predicted_ratio(problem, method: str, m: int, tau: int, *, batch: int | None = None) -> float:
     """K(tau)/K(m) from the leading term: L(tau)/L(m) (for IS-ASGD rho(tau)/rho(m) = rho(tau)).
 
-    For IBCD this is 1 + (m/tau - 1) r / n (the m/n rule, chapter 4).
+    For IBCD (and IBGD) this is 1 + (m/tau - 1) r / n (the m/n rule, chapter 4).
     """
     return (expected_smoothness(problem, method, m, tau, batch=batch)
             / expected_smoothness(problem, method, m, m, batch=batch))

@@ -281,3 +281,22 @@ def test_neighbourhood(het, interp):
     # predicted_iterations is infinite when the accuracy asked for lies inside the neighbourhood
     assert theory.predicted_iterations(p, "ibcd", m, 1, 1e-12) == math.inf
     assert math.isfinite(theory.predicted_iterations(p, "isega", m, 1, 1e-12))
+
+
+def test_ibgd_has_ibcd_constants_and_the_paper_step_is_never_larger(het, interp):
+    """IBGD's theory (the key lemma with omega = m/tau - 1) is IBCD's; Theorems 1 and 4 of the paper, in the
+    book's units, give gamma = 1/(2 L_max (1 + 2 omega/n)), at most the book's 1/(2 (L + omega L_max/n))."""
+    for p in (het, interp):
+        for m, tau in ((8, 2), (5, 1), (5, 5)):
+            w, n = theory.omega(m, tau), p.n
+            assert theory.expected_smoothness(p, "ibgd", m, tau) == theory.expected_smoothness(p, "ibcd", m, tau)
+            assert theory.step_size(p, "ibgd", m, tau) == theory.step_size(p, "ibcd", m, tau)
+            assert theory.neighbourhood(p, "ibgd", m, tau) == theory.neighbourhood(p, "ibcd", m, tau)
+            paper = theory.paper_step(p, "ibgd", m, tau)
+            assert paper == theory.paper_step(p, "ibcd", m, tau)
+            assert paper == pytest.approx(1 / (2 * p.L_max * (1 + 2 * w / n)), rel=1e-14)
+            assert paper <= theory.step_size(p, "ibgd", m, tau) * (1 + 1e-15)
+    with pytest.raises(ValueError, match="sampling must be 'independent'"):
+        theory.step_size(het, "ibgd", 8, 2, sampling="shared")
+    with pytest.raises(ValueError, match="paper_step covers"):
+        theory.paper_step(het, "is-sgd", 8, 2)
