@@ -143,11 +143,13 @@ class Recorder:
         self.last = iters
 
     def point(self, k: int, x: np.ndarray, fx: float | None = None) -> bool:
-        """Record iterate k (fx: f(x) if already known); True if the run has reached ``until``."""
+        """Record iterate k (fx: the smooth part of f(x) if already known); True if the run has reached ``until``."""
         diff = x - self.xs
         d2 = float(diff @ diff)
         if fx is None:
             fx = self.p.f(x) if np.isfinite(d2) and self.want_gap else math.nan
+        elif self.p.reg is not None:  # fx came with the workers' gradients: the smooth part only
+            fx = fx + self.p.reg(x)
         self.dist2[k] = d2
         self.gap[k] = fx - self.fs
         if k == 0:

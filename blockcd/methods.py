@@ -89,6 +89,10 @@ def setup(problem, method, *, m, tau, step=None, iters, seed=0, sampling="indepe
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a blockcd Problem, got {type(problem).__name__}")
     spec = registry.get(method)
+    if problem.reg is not None and not spec.prox:
+        takes = " and ".join(repr(e.name) for e in registry.REGISTRY.values() if e.prox)
+        raise ValueError(f"{spec.name!r} does not take a regulariser (the problem has reg = {problem.reg!r}): its "
+                         f"theory does not cover R; the methods that accept one (a prox step): {takes}")
     d = problem.d
     m = check_int("m", m, 1, d)
     tau = check_int("tau", tau, 1, m)
@@ -208,6 +212,7 @@ def _simulate(s: Setup) -> History:
             return rec.history(rule.iterate(master), s.seed)
         rec.sent(k, mask, chosen)
         rule.step(master, total, scale, s.step, n)
+        rule.prox(master, s.step)
     rec.point(s.iters, rule.iterate(master))
     return rec.history(rule.iterate(master), s.seed)
 

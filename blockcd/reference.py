@@ -97,6 +97,7 @@ def run(problem, method: str, *, m: int, tau: int, step: float | None = None, it
             break
         rec.sent(k, None if s.tau == s.m else mask)
         rule.step(master, total, (s.m / s.tau) / n, s.step, n)
+        rule.prox(master, s.step)                             # x = prox_{step R}(x), if the problem has R
     else:
         rec.point(s.iters, rule.iterate(master))
     return rec.history(rule.iterate(master), s.seed)

@@ -27,6 +27,8 @@ class Method:
     samplings : block samplings its theory covers
     minibatch : whether workers use b-minibatches of their rows (``batch=``)
     shifts : whether workers keep a shift h_i (converges on heterogeneous data)
+    prox : whether the master takes a prox step, so the problem may carry a regulariser R
+        (``problems.ridge(..., reg=R)``); the others reject such a problem
     bernoulli : whether a worker sends all m blocks with probability tau/m, or none
         (:class:`blockcd.blocks.BernoulliSampler`), instead of tau of the m blocks
     chapter : the chapter that derives it ("" while no chapter does)
@@ -39,6 +41,7 @@ class Method:
     samplings: tuple[str, ...] = ("independent", "shared")
     minibatch: bool = False
     shifts: bool = False
+    prox: bool = False
     bernoulli: bool = False
     chapter: str = ""
 
@@ -46,7 +49,7 @@ class Method:
 _ENTRIES = (
     Method("ibcd", "IBCD", rules.IBCD(), aliases=("gd", "dense"), chapter="04_ibcd"),
     Method("is-sgd", "IS-SGD", rules.ISSGD(), aliases=("sgd",), minibatch=True, chapter="05_is_sgd"),
-    Method("isega", "ISEGA", rules.ISEGA(), shifts=True, chapter="06_heterogeneous"),
+    Method("isega", "ISEGA", rules.ISEGA(), shifts=True, prox=True, chapter="06_heterogeneous"),
     Method("is-saga", "IS-SAGA", rules.ISSAGA(), aliases=("saga",), minibatch=True, shifts=True,
            chapter="06_heterogeneous"),
     Method("is-asgd", "IS-ASGD", rules.ISASGD(), aliases=("asgd",), chapter="07_is_asgd"),

@@ -3,7 +3,8 @@
 A rule says what the master broadcasts (:meth:`Rule.point`), what worker i
 computes from its own data and state and sends (:meth:`Rule.send`: the tau
 blocks it chose), and how the master steps on the aggregate
-(:meth:`Rule.step`).  The same rule runs in three engines:
+(:meth:`Rule.step`, then :meth:`Rule.prox` when the problem has a regulariser).  The same rule runs in
+three engines:
 
 - the vectorised simulator (:func:`blockcd.run`): ``o`` is
   ``problem.workers()``, all n workers as arrays, and ``sel`` the (n, m) block
@@ -66,6 +67,17 @@ class Rule:
         """x+ = x - step (m/(tau n)) sum_i P_{S_i} g_i."""
         s.x = s.x - step * (total * scale)
 
+    def prox(self, s: State, step: float) -> None:
+        """After :meth:`step`, x+ = prox_{step R}(x+) when the master holds a regulariser R (``s.reg``).
+
+        Every engine calls it after each step; it does nothing for a state
+        without R (only the methods registered with ``prox=True`` accept a
+        problem with R, and only they put it in their state).
+        """
+        reg = getattr(s, "reg", None)
+        if reg is not None:
+            s.x = reg.prox(s.x, step)
+
 
 class IBCD(Rule):
     """Independent block coordinate descent (chapter 4): worker i sends (m/tau) P_{S_i} grad f_i(x)."""
@@ -101,12 +113,14 @@ class ISEGA(Rule):
     """ISEGA (chapter 6): send P_{S_i}(grad f_i(x) - h_i), overwrite those blocks of h_i; g = hbar + sum.
 
     The master keeps hbar = mean_i h_i and moves it by the same sent blocks.
+    With a regulariser R on the problem (``problem.reg``) the master's step is
+    x+ = prox_{step R}(x - step g) (the paper's Algorithm 2); the workers never see R.
     """
 
     name = "isega"
 
     def master_init(self, x0, problem, step):
-        return State(x=x0, hbar=np.zeros(x0.shape))
+        return State(x=x0, hbar=np.zeros(x0.shape), reg=problem.reg)
 
     def worker_init(self, o, x0):
         return State(h=np.zeros(o.shape))

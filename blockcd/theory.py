@@ -169,6 +169,9 @@ def paper_step(problem, method: str, m: int, tau: int) -> float:
       :math:`\gamma = 1/(2 L_{\max}(1 + 2\omega/n))` in the book's units: the
       constant L + 2 omega L/n, of which the book's L + omega L_max/n is a refinement
       (never larger, since L <= L_max).
+    - isega (Theorem 3, with or without a regulariser R): the paper's g_i is
+      already rescaled by 1/q, so no conversion:
+      :math:`\gamma = \min\{1/(4L(1 + 1/(nq))),\ 1/(\mu/q + 4L/(nq))\}`.
 
     Raises ``ValueError`` for a method without such a theorem here.
     """
@@ -177,7 +180,30 @@ def paper_step(problem, method: str, m: int, tau: int) -> float:
     q, n, L1 = tau / m, problem.n, problem.L_max
     if method in ("ibcd", "ibgd"):
         return q * n / (q * n + 2.0 * (1.0 - q)) / (2.0 * L1)
-    raise ValueError(f"paper_step covers 'ibcd' and 'ibgd' (Theorems 1 and 4), not {method!r}")
+    if method == "isega":
+        return min(1.0 / (4.0 * L1 * (1.0 + 1.0 / (n * q))), 1.0 / (problem.mu / q + 4.0 * L1 / (n * q)))
+    raise ValueError(f"paper_step covers 'ibcd', 'ibgd' and 'isega' (Theorems 1, 4 and 3), not {method!r}")
+
+
+def paper_iterations(problem, method: str, m: int, tau: int, eps: float, *, x0=None) -> float:
+    r"""Iterations after which the paper's theorem guarantees E||x^k - x*||^2 <= eps ||x^0 - x*||^2, at
+    :func:`paper_step`.
+
+    ibcd, ibgd (Theorems 1 and 4, under interpolation): rate 1 - mu gamma.
+    isega (Theorem 3): :math:`(1 - \gamma\mu)^k \Phi^0` with
+    :math:`\Phi^0 = \|x^0 - x^\star\|^2 + \frac{\gamma}{2Lqn}\sum_i\|h_i^0 - \nabla f_i(x^\star)\|^2`
+    and h_i^0 = 0, L = L_max.
+    """
+    method = _method(method)
+    m, tau = _m_tau(problem, m, tau)
+    eps = check_float("eps", eps, positive=True)
+    g = paper_step(problem, method, m, tau)
+    x0 = np.zeros(problem.d) if x0 is None else check_vector("x0", x0, problem.d, "the problem dimension d")
+    D0 = float(np.sum((x0 - problem.x_star) ** 2))
+    phi0 = D0
+    if method == "isega":
+        phi0 += g / (2.0 * problem.L_max * (tau / m)) * problem.sigma_star2
+    return max(0.0, math.ceil(math.log(eps * D0 / phi0) / math.log(1.0 - g * problem.mu)))
 
 
 def asgd_parameters(problem, eta: float) -> tuple[float, float, float]:

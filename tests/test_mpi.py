@@ -108,6 +108,9 @@ EXTRA_CASES = {
                                 iters=25, seed=5),
     # a fixed step
     "isega-step": dict(BASE, method="isega", m=13, tau=3, step=0.05, iters=25, seed=6),
+    # a regulariser: the master's prox step, separable and not
+    "isega-l1": dict(BASE, method="isega", m=5, tau=2, reg="l1:0.05", iters=30, seed=3),
+    "isega-l2norm": dict(BASE, split="sorted", method="isega", m=5, tau=1, reg="l2norm:0.05", iters=30, seed=3),
 }
 
 
@@ -231,6 +234,8 @@ def test_divergence_names_the_step():
     ({"bogus": 1}, "unrecognized arguments: --bogus 1"),
     ({"method": "is-asgd"}, "IS-ASGD's theory needs interpolation"),
     ({"method": "ibgd", "send_indices": True}, "send_indices does not apply to 'ibgd'"),
+    ({"method": "ibcd", "reg": "l1:0.1"}, "'ibcd' does not take a regulariser"),
+    ({"reg": "l3:0.1"}, "reg must be KIND:WEIGHT"),
     ({"x0": "no-such-start.npy"}, "No such file or directory: 'no-such-start.npy'"),
 ])
 def test_invalid_arguments_are_rejected(options, message):

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from .. import problems as _problems
+from .. import regularizers as _regularizers
 from .. import theory
 from .._validate import check_choice, check_float, check_int
 from ..methods import Setup, setup
@@ -30,10 +31,10 @@ from ..reference import Selection, add_sent
 #: problems the command line can build, and the options each accepts
 PROBLEMS = {
     "synthetic": ("rows_per_worker", "d", "loss", "cond", "heterogeneity", "interpolating", "noise",
-                  "lam", "split", "data_seed"),
-    "breast-cancer": ("lam", "split", "data_seed"),
-    "digits": ("lam", "split", "data_seed"),
-    "libsvm": ("path", "loss", "lam", "split", "data_seed", "n_features"),
+                  "lam", "split", "data_seed", "reg"),
+    "breast-cancer": ("lam", "split", "data_seed", "reg"),
+    "digits": ("lam", "split", "data_seed", "reg"),
+    "libsvm": ("path", "loss", "lam", "split", "data_seed", "n_features", "reg"),
 }
 #: exit status of invalid arguments (as argparse) and of a failed or stalled job
 EXIT_USAGE = 2
@@ -76,6 +77,8 @@ def build_problem(name: str, n_workers: int, **options: Any) -> _problems.Proble
     kw = dict(given)
     if "data_seed" in kw:
         kw["seed"] = kw.pop("data_seed")
+    if isinstance(kw.get("reg"), str):  # the command line's KIND:WEIGHT
+        kw["reg"] = _regularizers.parse(kw["reg"])
     if name == "synthetic":
         rows = kw.pop("rows_per_worker", 50)
         d = kw.pop("d", 40)
@@ -157,6 +160,7 @@ def _parser(show: bool = True) -> argparse.ArgumentParser:
     q.add_argument("--data-seed", type=int, default=None, help="seed of the data and of the split")
     q.add_argument("--path", default=None, help="LIBSVM file (--problem libsvm)")
     q.add_argument("--n-features", type=int, default=None)
+    q.add_argument("--reg", default=None, help="regulariser KIND:WEIGHT, l1:W or l2norm:W (isega only)")
     o = p.add_argument_group("output and faults")
     o.add_argument("--out", default=None, help="history file to write (.npz), readable by blockcd.History.load")
     o.add_argument("--quiet", action="store_true", help="do not print the summary line")
@@ -456,6 +460,7 @@ def _master(comm, cfg, s, watchdog, fail):
         for c, b in zip(coords, bufs):
             add_sent(total, c, b)
         rule.step(state, total, scale, s.step, n)
+        rule.prox(state, s.step)
         clock.lap(clock.compute, k)
     watchdog.tick(cfg.iters)
     x = rule.iterate(state)
