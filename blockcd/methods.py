@@ -90,7 +90,7 @@ def setup(problem, method, *, m, tau, step=None, iters, seed=0, sampling="indepe
         raise TypeError(f"problem must be a blockcd Problem, got {type(problem).__name__}")
     spec = registry.get(method)
     if problem.reg is not None and not spec.prox:
-        takes = " and ".join(repr(e.name) for e in registry.REGISTRY.values() if e.prox)
+        takes = _listed(e.name for e in registry.REGISTRY.values() if e.prox)
         raise ValueError(f"{spec.name!r} does not take a regulariser (the problem has reg = {problem.reg!r}): its "
                          f"theory does not cover R; the methods that accept one (a prox step): {takes}")
     d = problem.d
@@ -107,7 +107,7 @@ def setup(problem, method, *, m, tau, step=None, iters, seed=0, sampling="indepe
     if spec.minibatch:
         batch = 1 if batch is None else check_int("batch", batch, 1, int(problem.sizes.min()))
     elif batch is not None:
-        takes = " and ".join(repr(e.name) for e in registry.REGISTRY.values() if e.minibatch)
+        takes = _listed(e.name for e in registry.REGISTRY.values() if e.minibatch)
         raise ValueError(f"batch applies to {takes} only, not to {spec.name!r}")
     if until is not None:
         until = check_float("until", until, positive=True)
@@ -119,6 +119,12 @@ def setup(problem, method, *, m, tau, step=None, iters, seed=0, sampling="indepe
         step = check_float("step", step, positive=True)
     x = np.zeros(d) if x0 is None else check_vector("x0", x0, d, "the problem dimension d").copy()
     return Setup(problem, spec, m, tau, step, iters, seed, sampling, batch, x, bool(send_indices), until, bool(gap))
+
+
+def _listed(names) -> str:
+    """'a', 'b' and 'c'."""
+    names = [repr(x) for x in names]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def run(
@@ -299,6 +305,16 @@ class Sent:
 
     def _entries(self, D):
         return D.values if isinstance(D, Partial) else D[self.who, self.cols]
+
+    def sent_mask(self, shape) -> np.ndarray:
+        """(n, d) booleans: which coordinates each worker sends (all of them at tau = m)."""
+        if self.who is None and self.where is None:
+            return np.ones(shape, dtype=bool)
+        if self.where is not None:
+            return np.broadcast_to(self.where, shape)
+        M = np.zeros(shape, dtype=bool)
+        M[self.who, self.cols] = True
+        return M
 
     def send(self, D):
         """sum_i P_{S_i} D_i: what the master receives, added up."""

@@ -46,6 +46,14 @@ class Selection:
     def _entries(self, g):
         return g.values if isinstance(g, Partial) else g[self.coords]
 
+    def sent_mask(self, shape) -> np.ndarray:
+        """(d,) booleans: which coordinates this worker sends."""
+        if self.coords is None:
+            return np.ones(shape, dtype=bool)
+        M = np.zeros(shape, dtype=bool)
+        M[self.coords] = True
+        return M
+
     def send(self, g) -> np.ndarray:
         """The values of g on the chosen coordinates: what goes on the wire."""
         return g if self.coords is None else self._entries(g)

@@ -54,6 +54,7 @@ _ENTRIES = (
            chapter="06_heterogeneous"),
     Method("is-asgd", "IS-ASGD", rules.ISASGD(), aliases=("asgd",), chapter="07_is_asgd"),
     Method("ibgd", "IBGD", rules.IBGD(), samplings=("independent",), bernoulli=True),
+    Method("isaga-local", "distributed ISAGA", rules.ISAGALocal(), samplings=("independent",), minibatch=True),
 )
 
 #: name -> Method

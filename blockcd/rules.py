@@ -166,6 +166,43 @@ class ISSAGA(ISEGA):
         return g, None
 
 
+class ISAGALocal(Rule):
+    """Distributed ISAGA (the paper's Algorithm 5): local SAGA tables, block sampling, no shift.
+
+    Worker i keeps a table of d-vectors alpha_ij, one per local row (at the
+    start grad phi_ij(x0)), and their mean ``avg``.  With rows idx it forms
+    g_i = (1/b) sum_{j in idx} (grad phi_ij(x) - alpha_ij) + avg (+ lam x) and
+    sends the chosen blocks (rescaled by the master, as IBCD); then it
+    refreshes *the sent blocks only* of alpha_ij and of their mean.  Without a
+    shift the sum of what arrives is unbiased for grad f(x) but its variance
+    at x* is (omega/n) (1/n) sum_i ||grad f_i(x*)||^2: it converges to x* only
+    under interpolation (the paper's Assumption 2).
+    """
+
+    name = "isaga-local"
+    #: numbers the vector tables of all workers may hold (8 bytes each: 2 GiB)
+    MAX_TABLE = 1 << 28
+
+    def worker_init(self, o, x0):
+        size = (o.n * o.l_max if hasattr(o, "l_max") else o.l) * o.d  # all workers' tables, or one worker's
+        if size > self.MAX_TABLE:
+            raise ValueError(f"isaga-local keeps one d-vector per local row: {size} numbers exceed "
+                             f"{self.MAX_TABLE}; use is-saga (scalar tables) on a problem this large")
+        return State(table=o.gradient_table(x0), avg=o.table_average(o.derivs(x0)))
+
+    def send(self, o, w, x, idx, sel):
+        new = o.sample_derivs(x, idx)[..., None] * o.row_data(idx)   # grad phi_ij(x) for the rows idx
+        old = np.take_along_axis(w.table, idx[..., None], axis=-2)
+        diff = new - old
+        g = diff.mean(axis=-2) + w.avg
+        if o.lam:
+            g = g + o.lam * x
+        M = sel.sent_mask(g.shape)                                  # the coordinates of the sent blocks
+        np.put_along_axis(w.table, idx[..., None], np.where(M[..., None, :], new, old), axis=-2)
+        w.avg = w.avg + np.where(M, diff.sum(axis=-2), 0.0) / o.row_sizes
+        return sel.send(g), None
+
+
 class ISASGD(Rule):
     """IS-ASGD (chapter 7): accelerated SGD under strong growth (Vaswani, Bach and Schmidt 2019).
 

@@ -15,13 +15,21 @@ is-sgd     L + (m/tau) L_loc(b) / n                     1 / (2 L(tau))
 isega      L + 6 omega L_max / n                        1 / L(tau)
 is-saga    L + 36 (m/tau) L_loc(b) / n                  1 / L(tau)
 is-asgd    rho(tau) L,  rho = 1 + omega rho0 / n        eta = 1 / L(tau)
+isaga-l.   L_s (1 + 4 m / (tau n))                       1 / L(tau)
 =========  ==========================================  ===================
 
 with omega = m/tau - 1 and L_loc(b) the largest local expected smoothness of a
 b-minibatch (L_s at b = 1).  IBGD (each worker sends its whole gradient with
 probability q = tau/m, rescaled by 1/q) has IBCD's constants: its sparsifier
 (1/q) b_i g_i has the same variance omega ||g_i||^2 with omega = 1/q - 1, so
-the key lemma and IBCD's proof hold word for word.  The constants 6 and 36 come from Young's
+the key lemma and IBCD's proof hold word for word.
+
+``isaga-local`` (the paper's distributed ISAGA) takes its constants from the
+paper's Theorem 5 (one row per worker and iteration; L_s = max_ij L_ij; under
+its Assumption 2, interpolation): with q = tau/m, a paper step gamma_p <=
+1/(L_s (3/n + q)) is q gamma_p in the book's units, and the book takes
+gamma_p = 1/(L_s (4/n + q)), which at q = 1/n is the step n/(5 L_s) of the
+paper's Corollary 4.  See :func:`isaga_local_constants`.  The constants 6 and 36 come from Young's
 inequality in the book's proofs and are loose (chapter 6).
 """
 
@@ -124,8 +132,13 @@ def expected_smoothness(problem, method: str, m: int, tau: int, *, batch: int | 
     m, tau = _m_tau(problem, m, tau)
     sampling = check_choice("sampling", sampling, ("independent", "shared"))
     w, n, L = omega(m, tau), problem.n, problem.L
-    if method == "ibgd" and sampling != "independent":
-        raise ValueError("ibgd's workers decide independently whether to send: sampling must be 'independent'")
+    if method in ("ibgd", "isaga-local") and sampling != "independent":
+        raise ValueError(f"{method}'s theory covers independent choices only: sampling must be 'independent'")
+    if method == "isaga-local":
+        if batch not in (None, 1):
+            raise ValueError(f"isaga-local's theory (the paper's Theorem 5) covers batch = 1, got batch = {batch}; "
+                             "pass step= for larger batches")
+        return _local_L(problem, 1) * (1.0 + 4.0 * m / (tau * n))
     if sampling == "shared":
         if method == "ibcd":
             return (m / tau) * L
@@ -228,7 +241,8 @@ def rate(problem, method: str, m: int, tau: int, *, step: float | None = None, b
 
     ibcd, ibgd, is-sgd: 1 - step mu; isega: max(1 - step mu, 1 - tau/(2m));
     is-saga: max(1 - step mu, 1 - b/(2 l_max), 1 - tau/(2m));
-    is-asgd: 1 - sqrt(mu eta / rho) with rho = 1/(eta L).
+    is-asgd: 1 - sqrt(mu eta / rho) with rho = 1/(eta L);
+    isaga-local: 1 - theta of :func:`isaga_local_constants` (1 where the theorem gives no rate).
     """
     method = _method(method)
     m, tau = _m_tau(problem, m, tau)
@@ -237,6 +251,8 @@ def rate(problem, method: str, m: int, tau: int, *, step: float | None = None, b
     if method == "is-asgd":
         rho_ = 1.0 / (g * problem.L)
         return 1.0 - math.sqrt(mu * g / rho_)
+    if method == "isaga-local":
+        return 1.0 - isaga_local_constants(problem, m, tau, g)[2]
     q = 1.0 - g * mu
     if method == "isega":
         q = max(q, 1.0 - tau / (2.0 * m))
@@ -244,6 +260,37 @@ def rate(problem, method: str, m: int, tau: int, *, step: float | None = None, b
         b = 1 if batch is None else batch
         q = max(q, 1.0 - b / (2.0 * problem.l_max), 1.0 - tau / (2.0 * m))
     return q
+
+
+def isaga_local_constants(problem, m: int, tau: int, step: float) -> tuple[float, float, float]:
+    r"""Theorem 5's constants (c, gamma_p, theta) for isaga-local at the book's ``step``.
+
+    With q = tau/m, L_s = max_ij L_ij and l = l_max: the paper's step
+    :math:`\gamma_p = \gamma/q`, :math:`c = rac{1}{n}(rac{1}{\gamma_p L_s} - rac{1}{n} - q)`
+    and :math:`artheta = q \min\{\gamma_p\mu,\ rac{1}{l} - rac{2}{n^2 l c}\}`; the Lyapunov
+    function :math:`\|x - x^\star\|^2 + c\gamma_p^2\Psi` contracts by 1 - theta per iteration.
+    theta = 0 (no rate) when c <= 0, i.e. when gamma_p exceeds 1/(L_s(1/n + q)), or when the
+    minimum is negative (gamma_p above 1/(L_s(3/n + q))).
+    """
+    m, tau = _m_tau(problem, m, tau)
+    step = check_float("step", step, positive=True)
+    q, n, Ls, lm = tau / m, problem.n, _local_L(problem, 1), problem.l_max
+    gp = step / q
+    c = (1.0 / (gp * Ls) - 1.0 / n - q) / n
+    if c <= 0:
+        return c, gp, 0.0
+    theta = q * min(gp * problem.mu, 1.0 / lm - 2.0 / (n * n * lm * c))
+    return c, gp, max(theta, 0.0)
+
+
+def _table_distance2(problem, x0) -> float:
+    """Psi^0 = sum_i sum_j ||grad f_ij(x0) - grad f_ij(x*)||^2, from each worker's own rows."""
+    xs, lam, total = problem.x_star, problem.lam, 0.0
+    for i in range(problem.n):  # a constant, computed once
+        w = problem.worker(i)
+        D = w.gradient_table(x0) - w.gradient_table(xs) + lam * (x0 - xs)
+        total += float(np.sum(D * D))
+    return total
 
 
 def local_variance_star(problem, batch: int) -> float:
@@ -266,6 +313,8 @@ def neighbourhood(problem, method: str, m: int, tau: int, *, step: float | None 
     elif method == "is-sgd":
         b = 1 if batch is None else batch
         s2 = ((m / tau) * local_variance_star(problem, b) - problem.sigma_star2) / problem.n
+    elif method == "isaga-local":  # Theorem 5 needs interpolation; without it no ball is proved
+        return 0.0 if problem.interpolating else math.inf
     else:
         return 0.0
     return 2.0 * g * max(s2, 0.0) / problem.mu
@@ -276,7 +325,10 @@ def predicted_iterations(problem, method: str, m: int, tau: int, eps: float, *, 
     """Iterations after which the theorem guarantees E||x^k - x*||^2 <= eps ||x^0 - x*||^2.
 
     ``inf`` when eps lies inside the method's neighbourhood.  For IS-SAGA the
-    Lyapunov function's starting value is taken as ||x^0 - x*||^2.
+    Lyapunov function's starting value is taken as ||x^0 - x*||^2.  For
+    isaga-local it is ||x^0 - x*||^2 + c gamma_p^2 Psi^0 (Theorem 5), Psi^0 =
+    sum_ij ||grad f_ij(x^0) - grad f_ij(x*)||^2 (tables filled at x^0); ``inf``
+    without interpolation.
     """
     method = _method(method)
     m, tau = _m_tau(problem, m, tau)
@@ -298,6 +350,11 @@ def predicted_iterations(problem, method: str, m: int, tau: int, eps: float, *, 
         ratio = eps * D0 / (D0 + c * g * g * H0)
     elif method == "is-saga":
         ratio = eps
+    elif method == "isaga-local":
+        if not problem.interpolating:
+            return math.inf
+        c, gp, _ = isaga_local_constants(problem, m, tau, g)
+        ratio = eps * D0 / (D0 + c * gp * gp * _table_distance2(problem, x0))
     else:
         gap0 = problem.f(x0) - problem.f_star
         ratio = eps * D0 * problem.mu / (2 * gap0 + problem.mu * D0)

@@ -38,6 +38,7 @@ METHOD_CASES = {
     "is-saga": dict(BASE, method="is-saga", m=5, tau=2, batch=2, iters=30, seed=7),
     "is-asgd": dict(INTERP, method="is-asgd", m=6, tau=2, iters=30, seed=7),
     "ibgd": dict(BASE, method="ibgd", m=5, tau=2, iters=30, seed=7),
+    "isaga-local": dict(BASE, method="isaga-local", m=5, tau=2, batch=2, step=0.02, iters=30, seed=7),
 }
 
 
@@ -224,7 +225,7 @@ def test_divergence_names_the_step():
 @pytest.mark.parametrize("options, message", [
     ({"tau": 6}, "tau must be an integer in [1, 5], got 6"),
     ({"method": "newton"}, "method must be one of"),
-    ({"batch": 2}, "batch applies to 'is-sgd' and 'is-saga' only, not to 'isega'"),
+    ({"batch": 2}, "batch applies to 'is-sgd', 'is-saga' and 'isaga-local' only, not to 'isega'"),
     ({"sampling": "random"}, "sampling must be one of"),
     ({"m": 14}, "m must be an integer in [1, 13], got 14"),
     ({"cond": 0.5}, "cond must be >= 1"),
