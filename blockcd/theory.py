@@ -178,7 +178,7 @@ def paper_step(problem, method: str, m: int, tau: int) -> float:
     step is q times the paper's:
 
     - ibcd (Theorem 1) and ibgd (Theorem 4):
-      :math:`\gamma_{paper} = rac{n}{qn + 2(1-q)}rac{1}{2L}`, i.e.
+      :math:`\gamma_{paper} = \frac{n}{qn + 2(1-q)}\frac{1}{2L}`, i.e.
       :math:`\gamma = 1/(2 L_{\max}(1 + 2\omega/n))` in the book's units: the
       constant L + 2 omega L/n, of which the book's L + omega L_max/n is a refinement
       (never larger, since L <= L_max).
@@ -266,8 +266,8 @@ def isaga_local_constants(problem, m: int, tau: int, step: float) -> tuple[float
     r"""Theorem 5's constants (c, gamma_p, theta) for isaga-local at the book's ``step``.
 
     With q = tau/m, L_s = max_ij L_ij and l = l_max: the paper's step
-    :math:`\gamma_p = \gamma/q`, :math:`c = rac{1}{n}(rac{1}{\gamma_p L_s} - rac{1}{n} - q)`
-    and :math:`artheta = q \min\{\gamma_p\mu,\ rac{1}{l} - rac{2}{n^2 l c}\}`; the Lyapunov
+    :math:`\gamma_p = \gamma/q`, :math:`c = \frac{1}{n}(\frac{1}{\gamma_p L_s} - \frac{1}{n} - q)`
+    and :math:`\vartheta = q \min\{\gamma_p\mu,\ \frac{1}{l} - \frac{2}{n^2 l c}\}`; the Lyapunov
     function :math:`\|x - x^\star\|^2 + c\gamma_p^2\Psi` contracts by 1 - theta per iteration.
     theta = 0 (no rate) when c <= 0, i.e. when gamma_p exceeds 1/(L_s(1/n + q)), or when the
     minimum is negative (gamma_p above 1/(L_s(3/n + q))).
