@@ -149,14 +149,17 @@ def run(
     IBCD/ISEGA/IS-ASGD, a b-minibatch gradient for IS-SGD, a SAGA estimate for
     IS-SAGA) and sends tau of the m blocks, rescaled by m/tau; the master
     averages and steps.  IBGD's workers send their whole gradient with
-    probability q = tau/m, independently, rescaled by 1/q, or nothing.  ISEGA and IS-SAGA send the difference to a shift h_i
+    probability q = tau/m, independently, rescaled by 1/q, or nothing;
+    isaga-local's send the blocks of a local SAGA estimate (no shift).  On a
+    problem with a regulariser R (``reg=``) ISEGA's master takes a prox step;
+    the other methods reject such a problem.  ISEGA and IS-SAGA send the difference to a shift h_i
     and both sides overwrite the sent blocks of h_i.  The rules are
     :mod:`blockcd.rules`; :func:`blockcd.reference.run` runs them worker by worker.
 
     Parameters
     ----------
     problem : Problem
-    method : {'ibcd', 'is-sgd', 'isega', 'is-saga', 'is-asgd', 'ibgd'}
+    method : {'ibcd', 'is-sgd', 'isega', 'is-saga', 'is-asgd', 'ibgd', 'isaga-local'}
         (aliases: 'gd'/'dense' = 'ibcd', 'sgd', 'saga', 'asgd'; use tau = m for the dense method)
     m : int, 1 <= m <= d
         Number of blocks.
@@ -171,9 +174,9 @@ def run(
         Seeds the block choices and minibatches: worker i's choice at iteration
         k is a function of (seed, i, k) alone.
     sampling : {'independent', 'shared'}
-        ('independent' only for IBGD)
+        ('independent' only for IBGD and isaga-local)
     batch : int or None
-        Minibatch size for IS-SGD (default 1) and IS-SAGA (default 1).
+        Minibatch size for IS-SGD, IS-SAGA and isaga-local (default 1).
     x0 : array (d,) or None (zeros)
     send_indices : bool
         Count tau * ceil(log2 m) index bits per worker per iteration, as when

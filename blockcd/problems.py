@@ -16,6 +16,8 @@ with phi(z; t) = (z - t)^2 / 2 (ridge) or log(1 + exp(-t z)) (logistic,
 t in {-1, +1}).  The data are stored once, rows grouped by worker: dense data
 as an (n, l_max, d) array (zero-weight padding rows when the split is uneven),
 sparse data as one CSR matrix, identical splits as the single shared matrix.
+A problem may carry a regulariser R (``reg=``, :mod:`blockcd.regularizers`),
+held by the master: it then minimises f(x) = (1/n) sum_i f_i(x) + R(x).
 """
 
 from __future__ import annotations
