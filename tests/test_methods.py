@@ -208,6 +208,11 @@ def test_ibgd_under_interpolation_within_the_theorem(interp, tau):
         h = blockcd.run(p, "ibgd", m=m, tau=tau, iters=int(K) + 1, seed=seed)
         k = h.iters_to(EPS)
         assert k is not None and k <= K, (seed, k, K)
+    # the paper's Theorem 4: its (smaller) step and its bound
+    Kp = theory.paper_iterations(p, "ibgd", m, tau, EPS)
+    assert Kp >= K
+    h = blockcd.run(p, "ibgd", m=m, tau=tau, iters=int(Kp) + 1, seed=0, step=theory.paper_step(p, "ibgd", m, tau))
+    assert h.iters_to(EPS) is not None and h.iters_to(EPS) <= Kp
 
 
 def test_ibgd_at_tau_m_is_gradient_descent_bit_for_bit(het):
