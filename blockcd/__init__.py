@@ -10,7 +10,8 @@ Modules
 blocks    partition into blocks, tau-nice sampling, minibatches, :func:`sparsify`
 problems  ridge and logistic problems split across workers, with their constants
 oracle    what workers compute from their own rows (``problem.workers()``, ``problem.worker(i)``)
-rules     the update rules of IBCD, IS-SGD, ISEGA, IS-SAGA, IS-ASGD, each written once
+regularizers  R = w||x||_1 or w||x||_2 and their prox, for composite problems (``reg=``)
+rules     the update rules of IBCD, IS-SGD, ISEGA, IS-SAGA, IS-ASGD, IBGD, each written once
 registry  method names, aliases, rules and capabilities
 methods   the vectorised simulator ``run`` (all workers as arrays)
 reference the same rules run worker by worker, written to be read
@@ -33,7 +34,7 @@ Quick start::
     h.iters_to(1e-6)
 """
 
-from . import blocks, problems, reference, registry, rules, theory
+from . import blocks, problems, reference, registry, regularizers, rules, theory
 from .blocks import partition, sparsify
 from .history import DivergenceError, History
 from .methods import run
@@ -48,6 +49,7 @@ __all__ = [
     "problems",
     "reference",
     "registry",
+    "regularizers",
     "rules",
     "run",
     "sparsify",

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._validate import check_choice, check_int, check_rows, check_seed
+from ._validate import check_choice, check_float, check_int, check_rows, check_seed
 
 SAMPLINGS = ("independent", "shared")
 
@@ -30,6 +30,7 @@ PURPOSE_SAMPLES = 1
 PURPOSE_FEW_BLOCKS = 2
 PURPOSE_FEW_FALLBACK = 3
 PURPOSE_DDP = 4  # blockcd.torch: one stream per gradient bucket, key (seed, 4, bucket index)
+PURPOSE_BERNOULLI = 5  # IBGD: whether worker i sends at iteration k
 #: block choices are drawn from about tau uniforms, not m, when m >= FEW_M and 16 tau <= m
 FEW_M = 512
 
@@ -249,6 +250,63 @@ class BlockSampler:
         if self.few:
             return self._few(u[None, :], k, [row])[0]
         return np.sort(np.argpartition(u, self.tau - 1)[: self.tau])
+
+
+class BernoulliSampler:
+    """All blocks or none: worker i sends its whole vector with probability ``q``, independently.
+
+    The choice of IBGD (chapter 4's Bernoulli variant, Algorithm 3 of
+    Mishchenko et al.): worker i sends at iteration k when its uniform
+    u_{ik} < q, a function of (seed, i, k) alone (one Philox stream of its
+    own purpose), so the master regenerates who sends without a message.
+    As :class:`BlockSampler` (without its (n, tau) ``choices``): ``masks(k)`` is the (n, m)
+    mask whose rows are all True (the worker sends) or all False, and
+    :meth:`worker_blocks` gives all m blocks or none.  Each block is sent
+    with probability q, as under a tau-nice choice with tau = q m, so the
+    sparsifier (1/q) b_i g_i is unbiased with variance (1/q - 1) ||g_i||^2:
+    the key lemma holds unchanged with omega = 1/q - 1.
+
+    Parameters
+    ----------
+    n : int >= 1
+        Workers.
+    m : int >= 1
+        Blocks (a sender sends all of them).
+    q : float in (0, 1]
+        Probability that a worker sends (``blockcd.run`` takes q = tau/m).
+    seed : int >= 0
+    """
+
+    #: never the few-blocks draw of :class:`BlockSampler`
+    few = False
+
+    def __init__(self, n: int, m: int, q: float, seed: int = 0):
+        self.n = check_int("n", n, 1)
+        self.m = check_int("m", m, 1)
+        q = check_float("q", q, positive=True)
+        if q > 1.0:
+            raise ValueError(f"q must be a probability in (0, 1], got {q}")
+        self.q = q
+        self.stream = CounterStream(seed, PURPOSE_BERNOULLI, self.n, 1)
+        self._all = np.arange(self.m)
+        self._none = np.zeros(0, dtype=np.int64)
+
+    def senders(self, k: int) -> np.ndarray:
+        """(n,) booleans: which workers send at iteration ``k`` (all workers' draws at once)."""
+        return self.stream.draw(k)[:, 0] < self.q
+
+    def masks(self, k: int) -> np.ndarray:
+        """The (n, m) block mask of iteration ``k``: row i all True if worker i sends, else all False."""
+        return np.repeat(self.senders(k)[:, None], self.m, axis=1)
+
+    def worker_sends(self, k: int, i: int) -> bool:
+        """Whether worker ``i`` sends at iteration ``k`` (regenerated alone)."""
+        i = check_int("i", i, 0, self.n - 1)
+        return bool(self.stream.worker_uniforms(k, i)[0] < self.q)
+
+    def worker_blocks(self, k: int, i: int) -> np.ndarray:
+        """The blocks worker ``i`` sends at iteration ``k``: all m, or none (an empty array)."""
+        return self._all if self.worker_sends(k, i) else self._none
 
 
 class Minibatches:

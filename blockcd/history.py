@@ -119,10 +119,15 @@ class Recorder:
         :meth:`point` returns True at the first k with dist2[k] <= until * dist2[0].
     gap : bool
         Evaluate f at each iterate (else the gaps are NaN).
+    counted : bool
+        Count each worker's blocks from the masks (a Bernoulli choice: all m or none),
+        not tau per worker and iteration; ``History.blocks_up`` is then their mean over workers.
     """
 
     def __init__(self, problem, *, method, step, blocks, tau, iters, sampling, batch=None, send_indices=False,
-                 until=None, gap=True):
+                 until=None, gap=True, counted=False):
+        self.counted = counted
+        self.blocks_sent = np.zeros(iters + 1)  # cumulative blocks per worker, mean over workers (counted)
         self.p, self.method, self.step, self.blocks, self.want_gap = problem, method, step, blocks, gap
         self.tau, self.sampling, self.batch, self.until = tau, sampling, batch, until
         self.dist2 = np.empty(iters + 1)
@@ -138,11 +143,13 @@ class Recorder:
         self.last = iters
 
     def point(self, k: int, x: np.ndarray, fx: float | None = None) -> bool:
-        """Record iterate k (fx: f(x) if already known); True if the run has reached ``until``."""
+        """Record iterate k (fx: the smooth part of f(x) if already known); True if the run has reached ``until``."""
         diff = x - self.xs
         d2 = float(diff @ diff)
         if fx is None:
             fx = self.p.f(x) if np.isfinite(d2) and self.want_gap else math.nan
+        elif self.p.reg is not None:  # fx came with the workers' gradients: the smooth part only
+            fx = fx + self.p.reg(x)
         self.dist2[k] = d2
         self.gap[k] = fx - self.fs
         if k == 0:
@@ -159,8 +166,14 @@ class Recorder:
     def sent(self, k: int, mask: np.ndarray | None, chosen: np.ndarray | None = None) -> None:
         """Count what the workers sent at iteration k: the (n, m) block ``mask`` or the (n, tau) ``chosen``
         block indices (both None: every block)."""
+        if self.counted:
+            sent = float(self.blocks.m) if mask is None else float(np.mean(mask.sum(axis=1)))
+            self.blocks_sent[k + 1] = self.blocks_sent[k] + sent
         if mask is None and chosen is None:
             per = mean = float(self.blocks.d)
+        elif self.counted:
+            per = mask @ self.blocks.sizes
+            mean = float(np.mean(per))
         elif self.blocks.equal:
             per = mean = float(self.tau * (self.blocks.d // self.blocks.m))
         else:
@@ -194,7 +207,7 @@ class Recorder:
             method=self.method, n=self.p.n, d=self.p.d, m=self.blocks.m, tau=self.tau, step=float(self.step),
             seed=seed, sampling=self.sampling, batch=self.batch,
             dist2=self.dist2[: it + 1], gap=self.gap[: it + 1],
-            blocks_up=(k * self.tau).astype(float),
+            blocks_up=self.blocks_sent[: it + 1].copy() if self.counted else (k * self.tau).astype(float),
             bytes_up=self.bytes_up[: it + 1] if bytes_up is None else bytes_up,
             bytes_down=(k * self.p.d * BYTES_PER_NUMBER).astype(float) if bytes_down is None else bytes_down,
             x=x,

@@ -24,7 +24,7 @@ import numpy as np
 
 from . import registry, theory
 from ._validate import check_choice, check_float, check_int, check_seed, check_vector
-from .blocks import Blocks, BlockSampler, Minibatches, partition
+from .blocks import BernoulliSampler, Blocks, BlockSampler, Minibatches, partition
 from .history import BLOWUP, BYTES_PER_NUMBER, DivergenceError, History, Recorder
 from .problems import Problem
 
@@ -58,8 +58,13 @@ class Setup:
         """The partition of the ``d`` coordinates into ``m`` blocks."""
         return partition(self.problem.d, self.m)
 
-    def sampler(self) -> BlockSampler:
-        """A fresh block sampler: the same seed gives every engine the same choices."""
+    def sampler(self) -> BlockSampler | BernoulliSampler:
+        """A fresh block sampler: the same seed gives every engine the same choices.
+
+        For a Bernoulli method (IBGD) each worker sends all m blocks with probability tau/m, or none.
+        """
+        if self.method.bernoulli:
+            return BernoulliSampler(self.problem.n, self.m, self.tau / self.m, self.seed)
         return BlockSampler(self.problem.n, self.m, self.tau, self.seed, self.sampling)
 
     def minibatches(self) -> Minibatches | None:
@@ -70,7 +75,8 @@ class Setup:
         """A recorder of this run's history (suboptimality, gradient norm, blocks sent)."""
         return Recorder(self.problem, method=self.method.name, step=self.step, blocks=self.blocks, tau=self.tau,
                         iters=self.iters, sampling=self.sampling, batch=self.batch,
-                        send_indices=self.send_indices, until=self.until, gap=self.gap)
+                        send_indices=self.send_indices, until=self.until, gap=self.gap,
+                        counted=self.method.bernoulli)
 
 
 def setup(problem, method, *, m, tau, step=None, iters, seed=0, sampling="independent", batch=None, x0=None,
@@ -83,6 +89,10 @@ def setup(problem, method, *, m, tau, step=None, iters, seed=0, sampling="indepe
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a blockcd Problem, got {type(problem).__name__}")
     spec = registry.get(method)
+    if problem.reg is not None and not spec.prox:
+        takes = _listed(e.name for e in registry.REGISTRY.values() if e.prox)
+        raise ValueError(f"{spec.name!r} does not take a regulariser (the problem has reg = {problem.reg!r}): its "
+                         f"theory does not cover R; the methods that accept one (a prox step): {takes}")
     d = problem.d
     m = check_int("m", m, 1, d)
     tau = check_int("tau", tau, 1, m)
@@ -91,10 +101,13 @@ def setup(problem, method, *, m, tau, step=None, iters, seed=0, sampling="indepe
     sampling = check_choice("sampling", sampling, spec.samplings)
     if not isinstance(send_indices, (bool, np.bool_)):
         raise TypeError(f"send_indices must be True or False, got {send_indices!r}")
+    if send_indices and spec.bernoulli:
+        raise ValueError(f"send_indices does not apply to {spec.name!r}: a worker sends all m blocks or "
+                         "nothing, so there are no block indices to send")
     if spec.minibatch:
         batch = 1 if batch is None else check_int("batch", batch, 1, int(problem.sizes.min()))
     elif batch is not None:
-        takes = " and ".join(repr(e.name) for e in registry.REGISTRY.values() if e.minibatch)
+        takes = _listed(e.name for e in registry.REGISTRY.values() if e.minibatch)
         raise ValueError(f"batch applies to {takes} only, not to {spec.name!r}")
     if until is not None:
         until = check_float("until", until, positive=True)
@@ -106,6 +119,12 @@ def setup(problem, method, *, m, tau, step=None, iters, seed=0, sampling="indepe
         step = check_float("step", step, positive=True)
     x = np.zeros(d) if x0 is None else check_vector("x0", x0, d, "the problem dimension d").copy()
     return Setup(problem, spec, m, tau, step, iters, seed, sampling, batch, x, bool(send_indices), until, bool(gap))
+
+
+def _listed(names) -> str:
+    """'a', 'b' and 'c'."""
+    names = [repr(x) for x in names]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def run(
@@ -129,19 +148,24 @@ def run(
     Each iteration, worker i forms a local estimate (its full gradient for
     IBCD/ISEGA/IS-ASGD, a b-minibatch gradient for IS-SGD, a SAGA estimate for
     IS-SAGA) and sends tau of the m blocks, rescaled by m/tau; the master
-    averages and steps.  ISEGA and IS-SAGA send the difference to a shift h_i
+    averages and steps.  IBGD's workers send their whole gradient with
+    probability q = tau/m, independently, rescaled by 1/q, or nothing;
+    isaga-local's send the blocks of a local SAGA estimate (no shift).  On a
+    problem with a regulariser R (``reg=``) ISEGA's master takes a prox step;
+    the other methods reject such a problem.  ISEGA and IS-SAGA send the difference to a shift h_i
     and both sides overwrite the sent blocks of h_i.  The rules are
     :mod:`blockcd.rules`; :func:`blockcd.reference.run` runs them worker by worker.
 
     Parameters
     ----------
     problem : Problem
-    method : {'ibcd', 'is-sgd', 'isega', 'is-saga', 'is-asgd'}
+    method : {'ibcd', 'is-sgd', 'isega', 'is-saga', 'is-asgd', 'ibgd', 'isaga-local'}
         (aliases: 'gd'/'dense' = 'ibcd', 'sgd', 'saga', 'asgd'; use tau = m for the dense method)
     m : int, 1 <= m <= d
         Number of blocks.
     tau : int, 1 <= tau <= m
-        Blocks each worker sends per iteration.
+        Blocks each worker sends per iteration (IBGD: in expectation; it sends all m with
+        probability tau/m).
     step : float > 0 or None
         Step size (for IS-ASGD, eta).  None takes :func:`blockcd.theory.step_size`.
     iters : int >= 1
@@ -150,12 +174,14 @@ def run(
         Seeds the block choices and minibatches: worker i's choice at iteration
         k is a function of (seed, i, k) alone.
     sampling : {'independent', 'shared'}
+        ('independent' only for IBGD and isaga-local)
     batch : int or None
-        Minibatch size for IS-SGD (default 1) and IS-SAGA (default 1).
+        Minibatch size for IS-SGD, IS-SAGA and isaga-local (default 1).
     x0 : array (d,) or None (zeros)
     send_indices : bool
         Count tau * ceil(log2 m) index bits per worker per iteration, as when
-        the master cannot regenerate the choice from the seed.
+        the master cannot regenerate the choice from the seed (not for IBGD,
+        which sends all blocks or none).
     until : float > 0 or None
         Stop at the first iteration k with ``dist2[k] <= until * dist2[0]``
         (or after ``iters``); the history is then an exact prefix of the full run's.
@@ -195,6 +221,7 @@ def _simulate(s: Setup) -> History:
             return rec.history(rule.iterate(master), s.seed)
         rec.sent(k, mask, chosen)
         rule.step(master, total, scale, s.step, n)
+        rule.prox(master, s.step)
     rec.point(s.iters, rule.iterate(master))
     return rec.history(rule.iterate(master), s.seed)
 
@@ -281,6 +308,16 @@ class Sent:
 
     def _entries(self, D):
         return D.values if isinstance(D, Partial) else D[self.who, self.cols]
+
+    def sent_mask(self, shape) -> np.ndarray:
+        """(n, d) booleans: which coordinates each worker sends (all of them at tau = m)."""
+        if self.who is None and self.where is None:
+            return np.ones(shape, dtype=bool)
+        if self.where is not None:
+            return np.broadcast_to(self.where, shape)
+        M = np.zeros(shape, dtype=bool)
+        M[self.who, self.cols] = True
+        return M
 
     def send(self, D):
         """sum_i P_{S_i} D_i: what the master receives, added up."""

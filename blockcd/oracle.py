@@ -212,6 +212,19 @@ class Workers:
             flat = table[0]
         return np.array(self.row_sums(self.w * flat))
 
+    def row_data(self, idx: np.ndarray) -> np.ndarray:
+        """(n, b, d): the data rows a_j of the local rows idx of each worker, dense."""
+        rows = self.rows(idx)
+        if self.layout == "padded":
+            return self.A2[rows]
+        return np.asarray(_dense(self.A2[rows.ravel()])).reshape(*rows.shape, self.d)
+
+    def gradient_table(self, x: np.ndarray) -> np.ndarray:
+        """(n, l_max, d): the per-row gradients phi'(a_j^T x) a_j of each worker's rows, one d-vector each
+        (a SAGA table of vectors, the paper's alpha_ij; past l_i: row l_i - 1 repeated, never sampled)."""
+        local = np.minimum(np.arange(self.l_max)[None, :], self.sizes[:, None] - 1)
+        return self.derivs(x)[..., None] * self.row_data(local)
+
     @staticmethod
     def take(table: np.ndarray, idx: np.ndarray) -> np.ndarray:
         """Entries idx of each worker's table."""
@@ -284,3 +297,11 @@ class Worker(Workers):
 
     def table_average(self, table):
         return np.asarray(self.A.T @ (table / self.l)).ravel()
+
+    def row_data(self, idx):
+        """(b, d): the local rows idx, dense."""
+        return np.asarray(_dense(self.A[idx]))
+
+    def gradient_table(self, x):
+        """(l, d): phi'(a_j^T x) a_j for each local row."""
+        return self.derivs(x)[:, None] * np.asarray(_dense(self.A))

@@ -46,6 +46,14 @@ class Selection:
     def _entries(self, g):
         return g.values if isinstance(g, Partial) else g[self.coords]
 
+    def sent_mask(self, shape) -> np.ndarray:
+        """(d,) booleans: which coordinates this worker sends."""
+        if self.coords is None:
+            return np.ones(shape, dtype=bool)
+        M = np.zeros(shape, dtype=bool)
+        M[self.coords] = True
+        return M
+
     def send(self, g) -> np.ndarray:
         """The values of g on the chosen coordinates: what goes on the wire."""
         return g if self.coords is None else self._entries(g)
@@ -87,7 +95,9 @@ def run(problem, method: str, *, m: int, tau: int, step: float | None = None, it
         for i, (w, state) in enumerate(zip(workers, states)):
             chosen = sampler.worker_blocks(k, i)              # worker i's tau blocks, from (seed, i, k)
             mask[i, chosen] = True
-            coords = None if s.tau == s.m else blocks.coords(chosen)
+            if chosen.size == 0:                              # IBGD: this round worker i sends nothing
+                continue
+            coords = None if chosen.size == s.m else blocks.coords(chosen)
             idx = None if batches is None else batches.worker(k, i)
             values, _ = rule.send(w, state, x, idx, Selection(coords))
             add_sent(total, coords, values)                   # the master receives and adds
@@ -95,6 +105,7 @@ def run(problem, method: str, *, m: int, tau: int, step: float | None = None, it
             break
         rec.sent(k, None if s.tau == s.m else mask)
         rule.step(master, total, (s.m / s.tau) / n, s.step, n)
+        rule.prox(master, s.step)                             # x = prox_{step R}(x), if the problem has R
     else:
         rec.point(s.iters, rule.iterate(master))
     return rec.history(rule.iterate(master), s.seed)

@@ -27,7 +27,11 @@ class Method:
     samplings : block samplings its theory covers
     minibatch : whether workers use b-minibatches of their rows (``batch=``)
     shifts : whether workers keep a shift h_i (converges on heterogeneous data)
-    chapter : the chapter that derives it
+    prox : whether the master takes a prox step, so the problem may carry a regulariser R
+        (``problems.ridge(..., reg=R)``); the others reject such a problem
+    bernoulli : whether a worker sends all m blocks with probability tau/m, or none
+        (:class:`blockcd.blocks.BernoulliSampler`), instead of tau of the m blocks
+    chapter : the chapter that derives it ("" while no chapter does)
     """
 
     name: str
@@ -37,22 +41,28 @@ class Method:
     samplings: tuple[str, ...] = ("independent", "shared")
     minibatch: bool = False
     shifts: bool = False
+    prox: bool = False
+    bernoulli: bool = False
     chapter: str = ""
 
 
 _ENTRIES = (
     Method("ibcd", "IBCD", rules.IBCD(), aliases=("gd", "dense"), chapter="04_ibcd"),
     Method("is-sgd", "IS-SGD", rules.ISSGD(), aliases=("sgd",), minibatch=True, chapter="05_is_sgd"),
-    Method("isega", "ISEGA", rules.ISEGA(), shifts=True, chapter="06_heterogeneous"),
+    Method("isega", "ISEGA", rules.ISEGA(), shifts=True, prox=True, chapter="06_heterogeneous"),
     Method("is-saga", "IS-SAGA", rules.ISSAGA(), aliases=("saga",), minibatch=True, shifts=True,
            chapter="06_heterogeneous"),
     Method("is-asgd", "IS-ASGD", rules.ISASGD(), aliases=("asgd",), chapter="07_is_asgd"),
+    Method("ibgd", "IBGD", rules.IBGD(), samplings=("independent",), bernoulli=True),
+    Method("isaga-local", "distributed ISAGA", rules.ISAGALocal(), samplings=("independent",), minibatch=True),
 )
 
 #: name -> Method
 REGISTRY: dict[str, Method] = {e.name: e for e in _ENTRIES}
 #: the method names, in the book's order
 METHODS: tuple[str, ...] = tuple(REGISTRY)
+#: the methods a chapter of the book derives (the widgets and ``reproduce`` sweep these)
+BOOK_METHODS: tuple[str, ...] = tuple(e.name for e in _ENTRIES if e.chapter)
 #: alias -> name
 ALIASES: dict[str, str] = {a: e.name for e in _ENTRIES for a in e.aliases}
 

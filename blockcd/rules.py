@@ -3,7 +3,8 @@
 A rule says what the master broadcasts (:meth:`Rule.point`), what worker i
 computes from its own data and state and sends (:meth:`Rule.send`: the tau
 blocks it chose), and how the master steps on the aggregate
-(:meth:`Rule.step`).  The same rule runs in three engines:
+(:meth:`Rule.step`, then :meth:`Rule.prox` when the problem has a regulariser).  The same rule runs in
+three engines:
 
 - the vectorised simulator (:func:`blockcd.run`): ``o`` is
   ``problem.workers()``, all n workers as arrays, and ``sel`` the (n, m) block
@@ -66,6 +67,17 @@ class Rule:
         """x+ = x - step (m/(tau n)) sum_i P_{S_i} g_i."""
         s.x = s.x - step * (total * scale)
 
+    def prox(self, s: State, step: float) -> None:
+        """After :meth:`step`, x+ = prox_{step R}(x+) when the master holds a regulariser R (``s.reg``).
+
+        Every engine calls it after each step; it does nothing for a state
+        without R (only the methods registered with ``prox=True`` accept a
+        problem with R, and only they put it in their state).
+        """
+        reg = getattr(s, "reg", None)
+        if reg is not None:
+            s.x = reg.prox(s.x, step)
+
 
 class IBCD(Rule):
     """Independent block coordinate descent (chapter 4): worker i sends (m/tau) P_{S_i} grad f_i(x)."""
@@ -75,6 +87,17 @@ class IBCD(Rule):
     def send(self, o, w, x, idx, sel):
         G, fx = sel.grads(o, x)  # worker i's gradient on the blocks it sends (the margins, then those columns)
         return sel.send(G), fx
+
+
+class IBGD(IBCD):
+    """IBGD (Bernoulli gradient descent): worker i sends its whole gradient with probability q = tau/m, or nothing.
+
+    The rule is IBCD's: the engine's choice (:class:`blockcd.blocks.BernoulliSampler`)
+    gives a worker all m blocks or none, and the master's scale m/(tau n) = 1/(q n)
+    makes the average unbiased.  A worker that sends nothing computes nothing.
+    """
+
+    name = "ibgd"
 
 
 class ISSGD(Rule):
@@ -90,12 +113,14 @@ class ISEGA(Rule):
     """ISEGA (chapter 6): send P_{S_i}(grad f_i(x) - h_i), overwrite those blocks of h_i; g = hbar + sum.
 
     The master keeps hbar = mean_i h_i and moves it by the same sent blocks.
+    With a regulariser R on the problem (``problem.reg``) the master's step is
+    x+ = prox_{step R}(x - step g) (the paper's Algorithm 2); the workers never see R.
     """
 
     name = "isega"
 
     def master_init(self, x0, problem, step):
-        return State(x=x0, hbar=np.zeros(x0.shape))
+        return State(x=x0, hbar=np.zeros(x0.shape), reg=problem.reg)
 
     def worker_init(self, o, x0):
         return State(h=np.zeros(o.shape))
@@ -139,6 +164,43 @@ class ISSAGA(ISEGA):
         o.put(w.table, idx, new)
         w.avg = w.avg + o.combine(idx, (new - old) / o.row_sizes)
         return g, None
+
+
+class ISAGALocal(Rule):
+    """Distributed ISAGA (the paper's Algorithm 5): local SAGA tables, block sampling, no shift.
+
+    Worker i keeps a table of d-vectors alpha_ij, one per local row (at the
+    start grad phi_ij(x0)), and their mean ``avg``.  With rows idx it forms
+    g_i = (1/b) sum_{j in idx} (grad phi_ij(x) - alpha_ij) + avg (+ lam x) and
+    sends the chosen blocks (rescaled by the master, as IBCD); then it
+    refreshes *the sent blocks only* of alpha_ij and of their mean.  Without a
+    shift the sum of what arrives is unbiased for grad f(x) but its variance
+    at x* is (omega/n) (1/n) sum_i ||grad f_i(x*)||^2: it converges to x* only
+    under interpolation (the paper's Assumption 2).
+    """
+
+    name = "isaga-local"
+    #: numbers the vector tables of all workers may hold (8 bytes each: 2 GiB)
+    MAX_TABLE = 1 << 28
+
+    def worker_init(self, o, x0):
+        size = (o.n * o.l_max if hasattr(o, "l_max") else o.l) * o.d  # all workers' tables, or one worker's
+        if size > self.MAX_TABLE:
+            raise ValueError(f"isaga-local keeps one d-vector per local row: {size} numbers exceed "
+                             f"{self.MAX_TABLE}; use is-saga (scalar tables) on a problem this large")
+        return State(table=o.gradient_table(x0), avg=o.table_average(o.derivs(x0)))
+
+    def send(self, o, w, x, idx, sel):
+        new = o.sample_derivs(x, idx)[..., None] * o.row_data(idx)   # grad phi_ij(x) for the rows idx
+        old = np.take_along_axis(w.table, idx[..., None], axis=-2)
+        diff = new - old
+        g = diff.mean(axis=-2) + w.avg
+        if o.lam:
+            g = g + o.lam * x
+        M = sel.sent_mask(g.shape)                                  # the coordinates of the sent blocks
+        np.put_along_axis(w.table, idx[..., None], np.where(M[..., None, :], new, old), axis=-2)
+        w.avg = w.avg + np.where(M, diff.sum(axis=-2), 0.0) / o.row_sizes
+        return sel.send(g), None
 
 
 class ISASGD(Rule):

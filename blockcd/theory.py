@@ -10,14 +10,26 @@ Conventions.  ``expected_smoothness(problem, method, m, tau)`` is the constant
 method     :math:`\\mathcal{L}(\\tau)`                     step
 =========  ==========================================  ===================
 ibcd       L + omega L_max / n                          1 / (2 L(tau))
+ibgd       L + omega L_max / n                          1 / (2 L(tau))
 is-sgd     L + (m/tau) L_loc(b) / n                     1 / (2 L(tau))
 isega      L + 6 omega L_max / n                        1 / L(tau)
 is-saga    L + 36 (m/tau) L_loc(b) / n                  1 / L(tau)
 is-asgd    rho(tau) L,  rho = 1 + omega rho0 / n        eta = 1 / L(tau)
+isaga-l.   L_s (1 + 4 m / (tau n))                       1 / L(tau)
 =========  ==========================================  ===================
 
 with omega = m/tau - 1 and L_loc(b) the largest local expected smoothness of a
-b-minibatch (L_s at b = 1).  The constants 6 and 36 come from Young's
+b-minibatch (L_s at b = 1).  IBGD (each worker sends its whole gradient with
+probability q = tau/m, rescaled by 1/q) has IBCD's constants: its sparsifier
+(1/q) b_i g_i has the same variance omega ||g_i||^2 with omega = 1/q - 1, so
+the key lemma and IBCD's proof hold word for word.
+
+``isaga-local`` (the paper's distributed ISAGA) takes its constants from the
+paper's Theorem 5 (one row per worker and iteration; L_s = max_ij L_ij; under
+its Assumption 2, interpolation): with q = tau/m, a paper step gamma_p <=
+1/(L_s (3/n + q)) is q gamma_p in the book's units, and the book takes
+gamma_p = 1/(L_s (4/n + q)), which at q = 1/n is the step n/(5 L_s) of the
+paper's Corollary 4.  See :func:`isaga_local_constants`.  The constants 6 and 36 come from Young's
 inequality in the book's proofs and are loose (chapter 6).
 """
 
@@ -120,6 +132,13 @@ def expected_smoothness(problem, method: str, m: int, tau: int, *, batch: int | 
     m, tau = _m_tau(problem, m, tau)
     sampling = check_choice("sampling", sampling, ("independent", "shared"))
     w, n, L = omega(m, tau), problem.n, problem.L
+    if method in ("ibgd", "isaga-local") and sampling != "independent":
+        raise ValueError(f"{method}'s theory covers independent choices only: sampling must be 'independent'")
+    if method == "isaga-local":
+        if batch not in (None, 1):
+            raise ValueError(f"isaga-local's theory (the paper's Theorem 5) covers batch = 1, got batch = {batch}; "
+                             "pass step= for larger batches")
+        return _local_L(problem, 1) * (1.0 + 4.0 * m / (tau * n))
     if sampling == "shared":
         if method == "ibcd":
             return (m / tau) * L
@@ -130,7 +149,7 @@ def expected_smoothness(problem, method: str, m: int, tau: int, *, batch: int | 
         if method == "is-saga":
             return L + ISSAGA_C * (m / tau) * _local_L(problem, batch)
         return (m / tau) * L
-    if method == "ibcd":
+    if method in ("ibcd", "ibgd"):
         return L + w * problem.L_max / n
     if method == "is-sgd":
         return L + (m / tau) * _local_L(problem, batch) / n
@@ -146,7 +165,58 @@ def step_size(problem, method: str, m: int, tau: int, *, batch: int | None = Non
     """The theory's step size (for IS-ASGD, eta); see the module table and :func:`expected_smoothness`."""
     method = _method(method)
     Lt = expected_smoothness(problem, method, m, tau, batch=batch, sampling=sampling)
-    return 1.0 / (2.0 * Lt) if method in ("ibcd", "is-sgd") else 1.0 / Lt
+    return 1.0 / (2.0 * Lt) if method in ("ibcd", "ibgd", "is-sgd") else 1.0 / Lt
+
+
+def paper_step(problem, method: str, m: int, tau: int) -> float:
+    r"""The step of the paper's theorem for ``method``, converted to the book's units.
+
+    The paper (Mishchenko, Hanzely and Richtarik 2019) writes the worker
+    update unscaled, x_i = x - gamma (grad f_i(x))_{U_i}, with its tau the
+    *fraction* q = tau/m of blocks and one L for every f_i (its Assumption 1;
+    here L_max).  The book rescales what a worker sends by 1/q, so the book's
+    step is q times the paper's:
+
+    - ibcd (Theorem 1) and ibgd (Theorem 4):
+      :math:`\gamma_{paper} = \frac{n}{qn + 2(1-q)}\frac{1}{2L}`, i.e.
+      :math:`\gamma = 1/(2 L_{\max}(1 + 2\omega/n))` in the book's units: the
+      constant L + 2 omega L/n, of which the book's L + omega L_max/n is a refinement
+      (never larger, since L <= L_max).
+    - isega (Theorem 3, with or without a regulariser R): the paper's g_i is
+      already rescaled by 1/q, so no conversion:
+      :math:`\gamma = \min\{1/(4L(1 + 1/(nq))),\ 1/(\mu/q + 4L/(nq))\}`.
+
+    Raises ``ValueError`` for a method without such a theorem here.
+    """
+    method = _method(method)
+    m, tau = _m_tau(problem, m, tau)
+    q, n, L1 = tau / m, problem.n, problem.L_max
+    if method in ("ibcd", "ibgd"):
+        return q * n / (q * n + 2.0 * (1.0 - q)) / (2.0 * L1)
+    if method == "isega":
+        return min(1.0 / (4.0 * L1 * (1.0 + 1.0 / (n * q))), 1.0 / (problem.mu / q + 4.0 * L1 / (n * q)))
+    raise ValueError(f"paper_step covers 'ibcd', 'ibgd' and 'isega' (Theorems 1, 4 and 3), not {method!r}")
+
+
+def paper_iterations(problem, method: str, m: int, tau: int, eps: float, *, x0=None) -> float:
+    r"""Iterations after which the paper's theorem guarantees E||x^k - x*||^2 <= eps ||x^0 - x*||^2, at
+    :func:`paper_step`.
+
+    ibcd, ibgd (Theorems 1 and 4, under interpolation): rate 1 - mu gamma.
+    isega (Theorem 3): :math:`(1 - \gamma\mu)^k \Phi^0` with
+    :math:`\Phi^0 = \|x^0 - x^\star\|^2 + \frac{\gamma}{2Lqn}\sum_i\|h_i^0 - \nabla f_i(x^\star)\|^2`
+    and h_i^0 = 0, L = L_max.
+    """
+    method = _method(method)
+    m, tau = _m_tau(problem, m, tau)
+    eps = check_float("eps", eps, positive=True)
+    g = paper_step(problem, method, m, tau)
+    x0 = np.zeros(problem.d) if x0 is None else check_vector("x0", x0, problem.d, "the problem dimension d")
+    D0 = float(np.sum((x0 - problem.x_star) ** 2))
+    phi0 = D0
+    if method == "isega":
+        phi0 += g / (2.0 * problem.L_max * (tau / m)) * problem.sigma_star2
+    return max(0.0, math.ceil(math.log(eps * D0 / phi0) / math.log(1.0 - g * problem.mu)))
 
 
 def asgd_parameters(problem, eta: float) -> tuple[float, float, float]:
@@ -169,9 +239,10 @@ def asgd_parameters(problem, eta: float) -> tuple[float, float, float]:
 def rate(problem, method: str, m: int, tau: int, *, step: float | None = None, batch: int | None = None) -> float:
     """Contraction factor per iteration of the method's Lyapunov function at the given step.
 
-    ibcd, is-sgd: 1 - step mu; isega: max(1 - step mu, 1 - tau/(2m));
+    ibcd, ibgd, is-sgd: 1 - step mu; isega: max(1 - step mu, 1 - tau/(2m));
     is-saga: max(1 - step mu, 1 - b/(2 l_max), 1 - tau/(2m));
-    is-asgd: 1 - sqrt(mu eta / rho) with rho = 1/(eta L).
+    is-asgd: 1 - sqrt(mu eta / rho) with rho = 1/(eta L);
+    isaga-local: 1 - theta of :func:`isaga_local_constants` (1 where the theorem gives no rate).
     """
     method = _method(method)
     m, tau = _m_tau(problem, m, tau)
@@ -180,6 +251,8 @@ def rate(problem, method: str, m: int, tau: int, *, step: float | None = None, b
     if method == "is-asgd":
         rho_ = 1.0 / (g * problem.L)
         return 1.0 - math.sqrt(mu * g / rho_)
+    if method == "isaga-local":
+        return 1.0 - isaga_local_constants(problem, m, tau, g)[2]
     q = 1.0 - g * mu
     if method == "isega":
         q = max(q, 1.0 - tau / (2.0 * m))
@@ -187,6 +260,37 @@ def rate(problem, method: str, m: int, tau: int, *, step: float | None = None, b
         b = 1 if batch is None else batch
         q = max(q, 1.0 - b / (2.0 * problem.l_max), 1.0 - tau / (2.0 * m))
     return q
+
+
+def isaga_local_constants(problem, m: int, tau: int, step: float) -> tuple[float, float, float]:
+    r"""Theorem 5's constants (c, gamma_p, theta) for isaga-local at the book's ``step``.
+
+    With q = tau/m, L_s = max_ij L_ij and l = l_max: the paper's step
+    :math:`\gamma_p = \gamma/q`, :math:`c = \frac{1}{n}(\frac{1}{\gamma_p L_s} - \frac{1}{n} - q)`
+    and :math:`\vartheta = q \min\{\gamma_p\mu,\ \frac{1}{l} - \frac{2}{n^2 l c}\}`; the Lyapunov
+    function :math:`\|x - x^\star\|^2 + c\gamma_p^2\Psi` contracts by 1 - theta per iteration.
+    theta = 0 (no rate) when c <= 0, i.e. when gamma_p exceeds 1/(L_s(1/n + q)), or when the
+    minimum is negative (gamma_p above 1/(L_s(3/n + q))).
+    """
+    m, tau = _m_tau(problem, m, tau)
+    step = check_float("step", step, positive=True)
+    q, n, Ls, lm = tau / m, problem.n, _local_L(problem, 1), problem.l_max
+    gp = step / q
+    c = (1.0 / (gp * Ls) - 1.0 / n - q) / n
+    if c <= 0:
+        return c, gp, 0.0
+    theta = q * min(gp * problem.mu, 1.0 / lm - 2.0 / (n * n * lm * c))
+    return c, gp, max(theta, 0.0)
+
+
+def _table_distance2(problem, x0) -> float:
+    """Psi^0 = sum_i sum_j ||grad f_ij(x0) - grad f_ij(x*)||^2, from each worker's own rows."""
+    xs, lam, total = problem.x_star, problem.lam, 0.0
+    for i in range(problem.n):  # a constant, computed once
+        w = problem.worker(i)
+        D = w.gradient_table(x0) - w.gradient_table(xs) + lam * (x0 - xs)
+        total += float(np.sum(D * D))
+    return total
 
 
 def local_variance_star(problem, batch: int) -> float:
@@ -198,17 +302,19 @@ def neighbourhood(problem, method: str, m: int, tau: int, *, step: float | None 
                   batch: int | None = None) -> float:
     """Radius 2 gamma sigma^2 / mu of the ball ||x - x*||^2 the method reaches (0 for shifted methods).
 
-    ibcd: sigma^2 = (omega/n) sigma*^2;  is-sgd: sigma^2 <= (m/(tau n)) sigma-bar^2 minus the
+    ibcd, ibgd: sigma^2 = (omega/n) sigma*^2;  is-sgd: sigma^2 <= (m/(tau n)) sigma-bar^2 minus the
     cross terms, i.e. ((m/tau) sigma-bar^2 - sigma*^2)/n (chapter 5).
     """
     method = _method(method)
     m, tau = _m_tau(problem, m, tau)
     g = step_size(problem, method, m, tau, batch=batch) if step is None else check_float("step", step, positive=True)
-    if method == "ibcd":
+    if method in ("ibcd", "ibgd"):
         s2 = omega(m, tau) / problem.n * problem.sigma_star2
     elif method == "is-sgd":
         b = 1 if batch is None else batch
         s2 = ((m / tau) * local_variance_star(problem, b) - problem.sigma_star2) / problem.n
+    elif method == "isaga-local":  # Theorem 5 needs interpolation; without it no ball is proved
+        return 0.0 if problem.interpolating else math.inf
     else:
         return 0.0
     return 2.0 * g * max(s2, 0.0) / problem.mu
@@ -219,7 +325,10 @@ def predicted_iterations(problem, method: str, m: int, tau: int, eps: float, *, 
     """Iterations after which the theorem guarantees E||x^k - x*||^2 <= eps ||x^0 - x*||^2.
 
     ``inf`` when eps lies inside the method's neighbourhood.  For IS-SAGA the
-    Lyapunov function's starting value is taken as ||x^0 - x*||^2.
+    Lyapunov function's starting value is taken as ||x^0 - x*||^2.  For
+    isaga-local it is ||x^0 - x*||^2 + c gamma_p^2 Psi^0 (Theorem 5), Psi^0 =
+    sum_ij ||grad f_ij(x^0) - grad f_ij(x*)||^2 (tables filled at x^0); ``inf``
+    without interpolation.
     """
     method = _method(method)
     m, tau = _m_tau(problem, m, tau)
@@ -230,7 +339,7 @@ def predicted_iterations(problem, method: str, m: int, tau: int, eps: float, *, 
     q = rate(problem, method, m, tau, step=g, batch=batch)
     if not 0 < q < 1:
         return math.inf
-    if method in ("ibcd", "is-sgd"):
+    if method in ("ibcd", "ibgd", "is-sgd"):
         target = eps * D0 - neighbourhood(problem, method, m, tau, step=g, batch=batch)
         if target <= 0:
             return math.inf
@@ -241,6 +350,11 @@ def predicted_iterations(problem, method: str, m: int, tau: int, eps: float, *, 
         ratio = eps * D0 / (D0 + c * g * g * H0)
     elif method == "is-saga":
         ratio = eps
+    elif method == "isaga-local":
+        if not problem.interpolating:
+            return math.inf
+        c, gp, _ = isaga_local_constants(problem, m, tau, g)
+        ratio = eps * D0 / (D0 + c * gp * gp * _table_distance2(problem, x0))
     else:
         gap0 = problem.f(x0) - problem.f_star
         ratio = eps * D0 * problem.mu / (2 * gap0 + problem.mu * D0)
@@ -250,7 +364,7 @@ def predicted_iterations(problem, method: str, m: int, tau: int, eps: float, *, 
 def predicted_ratio(problem, method: str, m: int, tau: int, *, batch: int | None = None) -> float:
     """K(tau)/K(m) from the leading term: L(tau)/L(m) (for IS-ASGD rho(tau)/rho(m) = rho(tau)).
 
-    For IBCD this is 1 + (m/tau - 1) r / n (the m/n rule, chapter 4).
+    For IBCD (and IBGD) this is 1 + (m/tau - 1) r / n (the m/n rule, chapter 4).
     """
     return (expected_smoothness(problem, method, m, tau, batch=batch)
             / expected_smoothness(problem, method, m, m, batch=batch))

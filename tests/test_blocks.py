@@ -9,7 +9,7 @@ from scipy import stats
 
 import blockcd
 from blockcd import theory
-from blockcd.blocks import BlockSampler, CounterStream, first_distinct, partition
+from blockcd.blocks import BernoulliSampler, BlockSampler, CounterStream, first_distinct, partition
 from blockcd.experiments import variance_mc
 
 
@@ -322,6 +322,7 @@ def test_stream_purposes_have_distinct_keys():
     # SeedSequence pads the entropy with zeros, so (seed, 2) and (seed, 2, 0) give one key: every purpose,
     # including each DDP bucket's (PURPOSE_DDP, b), must differ from every other stream's entropy
     from blockcd.blocks import (
+        PURPOSE_BERNOULLI,
         PURPOSE_BLOCKS,
         PURPOSE_DDP,
         PURPOSE_FEW_BLOCKS,
@@ -329,7 +330,50 @@ def test_stream_purposes_have_distinct_keys():
         PURPOSE_SAMPLES,
     )
 
-    purposes = [PURPOSE_BLOCKS, PURPOSE_SAMPLES, PURPOSE_FEW_BLOCKS, PURPOSE_FEW_FALLBACK]
+    purposes = [PURPOSE_BLOCKS, PURPOSE_SAMPLES, PURPOSE_FEW_BLOCKS, PURPOSE_FEW_FALLBACK, PURPOSE_BERNOULLI]
     purposes += [(PURPOSE_DDP, b) for b in range(8)]
     keys = {tuple(CounterStream(7, p, 2, 3).key) for p in purposes}
     assert len(keys) == len(purposes)
+
+
+# ------------------------------------------------------ all blocks or none (IBGD)
+@pytest.mark.parametrize("n,d,m,tau", [(5, 11, 4, 1), (8, 12, 6, 3)])
+def test_bernoulli_choice_satisfies_the_key_lemma_with_the_same_omega(n, d, m, tau):
+    """(1/n) sum_i (1/q) b_i g_i, b_i ~ Bernoulli(q = tau/m) independent: unbiased, with variance
+    (omega/n) (1/n) sum ||g_i||^2 and omega = m/tau - 1, as the tau-nice block choice."""
+    rng = np.random.default_rng(n + d)
+    G = rng.standard_normal(d) + rng.standard_normal((n, d)) * np.linspace(0.5, 2, n)[:, None]
+    gbar = G.mean(axis=0)
+    q, T = tau / m, 6000
+    s = BernoulliSampler(n, m, q, seed=4)
+    b = np.array([s.senders(k) for k in range(T)])  # (T, n)
+    agg = (b[:, :, None] * G[None]).mean(axis=1) / q
+    truth = theory.aggregation_variance(G, m, tau)
+    vals = np.sum((agg - gbar) ** 2, axis=1)
+    mean, se = mean_se(vals)
+    # a mean of T iid squared deviations: 4.5 SE (false failure < 7e-6 per check)
+    assert_mc(mean, se, truth, what="variance of the Bernoulli aggregate")
+    m1, se1 = mean_se(agg)
+    assert_mc(m1, se1, gbar, what="mean of the Bernoulli aggregate")
+
+
+def test_bernoulli_masks_worker_blocks_and_q_one():
+    s = BernoulliSampler(6, 5, 0.4, seed=3)
+    for k in (0, 7, 3):  # out of order: regenerated from (seed, k)
+        mask = s.masks(k)
+        assert mask.shape == (6, 5) and np.all(mask.all(axis=1) | ~mask.any(axis=1))  # all blocks or none
+        for i in range(6):
+            assert np.array_equal(np.flatnonzero(mask[i]), s.worker_blocks(k, i))
+    assert not s.few
+    assert BernoulliSampler(6, 5, 1.0, seed=3).senders(0).all()  # q = 1: every worker, every round
+    other = BernoulliSampler(6, 5, 0.4, seed=4)  # another seed, other draws
+    assert any(not np.array_equal(s.senders(k), other.senders(k)) for k in range(5))
+
+
+@pytest.mark.parametrize("q, exc, match", [(0.0, ValueError, r"^q must be > 0"), (-0.5, ValueError, r"^q must be > 0"),
+                                           (1.5, ValueError, r"^q must be a probability in \(0, 1\]"),
+                                           (float("nan"), ValueError, r"^q must be finite"),
+                                           ("0.5", TypeError, r"^q must be a real number")])
+def test_bernoulli_q_outside_zero_one_is_rejected(q, exc, match):
+    with pytest.raises(exc, match=match):
+        BernoulliSampler(4, 3, q)

@@ -18,7 +18,7 @@ import pytest
 
 import blockcd
 from blockcd import mpi, theory
-from blockcd.blocks import BlockSampler, partition
+from blockcd.blocks import BernoulliSampler, BlockSampler, partition
 
 #: wall-clock guard of one job (seconds); jobs take a few seconds on a loaded 2-core machine
 GUARD = 300.0
@@ -37,6 +37,8 @@ METHOD_CASES = {
     "isega": dict(BASE, method="isega", m=5, tau=2, iters=30, seed=7),
     "is-saga": dict(BASE, method="is-saga", m=5, tau=2, batch=2, iters=30, seed=7),
     "is-asgd": dict(INTERP, method="is-asgd", m=6, tau=2, iters=30, seed=7),
+    "ibgd": dict(BASE, method="ibgd", m=5, tau=2, iters=30, seed=7),
+    "isaga-local": dict(BASE, method="isaga-local", m=5, tau=2, batch=2, step=0.02, iters=30, seed=7),
 }
 
 
@@ -107,6 +109,9 @@ EXTRA_CASES = {
                                 iters=25, seed=5),
     # a fixed step
     "isega-step": dict(BASE, method="isega", m=13, tau=3, step=0.05, iters=25, seed=6),
+    # a regulariser: the master's prox step, separable and not
+    "isega-l1": dict(BASE, method="isega", m=5, tau=2, reg="l1:0.05", iters=30, seed=3),
+    "isega-l2norm": dict(BASE, split="sorted", method="isega", m=5, tau=1, reg="l2norm:0.05", iters=30, seed=3),
 }
 
 
@@ -165,6 +170,17 @@ def test_bytes_equal_blocks_and_dense(tmp_path_factory, key, per_round):
     np.testing.assert_array_equal(h.bytes_up, per_round(d, m, tau) * np.arange(case["iters"] + 1))
 
 
+def test_ibgd_workers_send_whole_gradients_or_no_message(tmp_path_factory):
+    """IBGD: worker i sends one message of 8 d bytes when its draw says so (the master regenerates who),
+    else no message at all; the history counts what arrived."""
+    h, meas, problem, case = _run(tmp_path_factory, 5, METHOD_CASES["ibgd"], "ibgd")
+    n, m, d = problem.n, case["m"], problem.d
+    sends = np.array([BernoulliSampler(n, m, case["tau"] / m, case["seed"]).senders(k) for k in range(case["iters"])])
+    assert 0 < sends.mean() < 1
+    np.testing.assert_array_equal(meas.bytes_up, 8 * d * sends)
+    np.testing.assert_array_equal(h.blocks_up, m * np.concatenate(([0.0], np.cumsum(sends.mean(axis=1)))))
+
+
 def test_measurements_are_complete(tmp_path_factory):
     _, meas, _, case = _run(tmp_path_factory, 5, METHOD_CASES["isega"], "isega")
     K, it = 5, case["iters"]
@@ -209,7 +225,7 @@ def test_divergence_names_the_step():
 @pytest.mark.parametrize("options, message", [
     ({"tau": 6}, "tau must be an integer in [1, 5], got 6"),
     ({"method": "newton"}, "method must be one of"),
-    ({"batch": 2}, "batch applies to 'is-sgd' and 'is-saga' only, not to 'isega'"),
+    ({"batch": 2}, "batch applies to 'is-sgd', 'is-saga' and 'isaga-local' only, not to 'isega'"),
     ({"sampling": "random"}, "sampling must be one of"),
     ({"m": 14}, "m must be an integer in [1, 13], got 14"),
     ({"cond": 0.5}, "cond must be >= 1"),
@@ -218,6 +234,9 @@ def test_divergence_names_the_step():
     ({"problem": "digits"}, "--rows-per-worker, --d, --heterogeneity do not apply to --problem digits"),
     ({"bogus": 1}, "unrecognized arguments: --bogus 1"),
     ({"method": "is-asgd"}, "IS-ASGD's theory needs interpolation"),
+    ({"method": "ibgd", "send_indices": True}, "send_indices does not apply to 'ibgd'"),
+    ({"method": "ibcd", "reg": "l1:0.1"}, "'ibcd' does not take a regulariser"),
+    ({"reg": "l3:0.1"}, "reg must be KIND:WEIGHT"),
     ({"x0": "no-such-start.npy"}, "No such file or directory: 'no-such-start.npy'"),
 ])
 def test_invalid_arguments_are_rejected(options, message):

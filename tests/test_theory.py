@@ -281,3 +281,46 @@ def test_neighbourhood(het, interp):
     # predicted_iterations is infinite when the accuracy asked for lies inside the neighbourhood
     assert theory.predicted_iterations(p, "ibcd", m, 1, 1e-12) == math.inf
     assert math.isfinite(theory.predicted_iterations(p, "isega", m, 1, 1e-12))
+
+
+def test_ibgd_has_ibcd_constants_and_the_paper_step_is_never_larger(het, interp):
+    """IBGD's theory (the key lemma with omega = m/tau - 1) is IBCD's; Theorems 1 and 4 of the paper, in the
+    book's units, give gamma = 1/(2 L_max (1 + 2 omega/n)), at most the book's 1/(2 (L + omega L_max/n))."""
+    for p in (het, interp):
+        for m, tau in ((8, 2), (5, 1), (5, 5)):
+            w, n = theory.omega(m, tau), p.n
+            assert theory.expected_smoothness(p, "ibgd", m, tau) == theory.expected_smoothness(p, "ibcd", m, tau)
+            assert theory.step_size(p, "ibgd", m, tau) == theory.step_size(p, "ibcd", m, tau)
+            assert theory.neighbourhood(p, "ibgd", m, tau) == theory.neighbourhood(p, "ibcd", m, tau)
+            paper = theory.paper_step(p, "ibgd", m, tau)
+            assert paper == theory.paper_step(p, "ibcd", m, tau)
+            assert paper == pytest.approx(1 / (2 * p.L_max * (1 + 2 * w / n)), rel=1e-14)
+            assert paper <= theory.step_size(p, "ibgd", m, tau) * (1 + 1e-15)
+    with pytest.raises(ValueError, match="sampling must be 'independent'"):
+        theory.step_size(het, "ibgd", 8, 2, sampling="shared")
+    with pytest.raises(ValueError, match="paper_step covers"):
+        theory.paper_step(het, "is-sgd", 8, 2)
+
+
+def test_isaga_local_step_is_theorem_5s_and_corollary_4s(interp, het):
+    """In the book's units the step is q / (L_s (4/n + q)): at tau = m/n the paper's n/(5 L_s) times q = 1/n;
+    the rate is 1 - q min(gamma_p mu, 1/(3 l)) (c = 3/n^2 at this step)."""
+    for p in (interp, het):
+        n, Ls, lm = p.n, p.L_sample.max(), p.l_max
+        m = 2 * n
+        tau = m // n
+        g = theory.step_size(p, "isaga-local", m, tau)
+        assert g == pytest.approx((tau / m) / (Ls * (4 / n + tau / m)), rel=1e-14)
+        assert g / (tau / m) == pytest.approx(n / (5 * Ls), rel=1e-14)  # Corollary 4's step
+        c, gp, theta = theory.isaga_local_constants(p, m, tau, g)
+        assert c == pytest.approx(3 / n**2, rel=1e-12)
+        assert theta == pytest.approx((tau / m) * min(gp * p.mu, 1 / (3 * lm)), rel=1e-12)
+        assert theory.rate(p, "isaga-local", m, tau) == pytest.approx(1 - theta, rel=1e-14)
+        # at the largest step Theorem 5 allows, 1/(L_s (3/n + q)), the memory term vanishes: no rate
+        assert theory.isaga_local_constants(p, m, tau, (tau / m) / (Ls * (3 / n + tau / m)))[2] == 0.0
+    assert theory.neighbourhood(interp, "isaga-local", 10, 1) == 0.0
+    assert theory.neighbourhood(het, "isaga-local", 8, 1) == math.inf
+    with pytest.raises(ValueError, match="covers batch = 1"):
+        theory.step_size(het, "isaga-local", 8, 2, batch=2)
+    with pytest.raises(ValueError, match="sampling must be 'independent'"):
+        theory.step_size(het, "isaga-local", 8, 2, sampling="shared")

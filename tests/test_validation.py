@@ -54,6 +54,11 @@ CASES = [
     ("sampling-unknown", lambda P: run(P, sampling="random"), ValueError, r"\bsampling must be one of"),
     ("method-unknown", lambda P: run(P, method="adam"), ValueError, r"\bmethod must be one of"),
     ("method-not-string", lambda P: run(P, method=3), TypeError, r"\bmethod must be a string"),
+    ("ibgd-tau-zero", lambda P: run(P, method="ibgd", tau=0), ValueError, r"\btau must be an integer in \[1, 7\]"),
+    ("ibgd-shared", lambda P: run(P, method="ibgd", sampling="shared"), ValueError,
+     r"^sampling must be one of \('independent',\)"),
+    ("ibgd-send-indices", lambda P: run(P, method="ibgd", send_indices=True), ValueError,
+     r"^send_indices does not apply to 'ibgd'"),
     # --- run: step, iterations, seed, start
     ("step-zero", lambda P: run(P, step=0.0), ValueError, r"\bstep must be > 0"),
     ("step-negative", lambda P: run(P, step=-0.1), ValueError, r"\bstep must be > 0"),
@@ -72,7 +77,7 @@ CASES = [
     ("batch-above-rows", lambda P: run(P, method="is-sgd", batch=6), ValueError,
      r"\bbatch must be an integer in \[1, 5\]"),
     ("batch-zero", lambda P: run(P, method="is-saga", batch=0), ValueError, r"\bbatch must be an integer in \[1, 5\]"),
-    ("batch-for-ibcd", lambda P: run(P, method="ibcd", batch=2), ValueError, r"\bbatch applies to 'is-sgd' and 'is-saga' only"),
+    ("batch-for-ibcd", lambda P: run(P, method="ibcd", batch=2), ValueError, r"\bbatch applies to 'is-sgd', 'is-saga' and 'isaga-local' only"),
     ("batch-for-isega", lambda P: run(P, method="isega", batch=2), ValueError, r"\bbatch applies to"),
     # --- run: IS-ASGD needs interpolation (theory step) and eta <= 1/L
     ("asgd-theory-step-not-interpolating", lambda P: run(P, method="is-asgd"), ValueError,
@@ -181,7 +186,8 @@ def test_enough_distinct_bad_input_cases():
 
 
 # ---------------------------------------------------------------- divergence
-@pytest.mark.parametrize("method,batch", [("ibcd", None), ("is-sgd", 2), ("isega", None), ("is-saga", 3)])
+@pytest.mark.parametrize("method,batch", [("ibcd", None), ("is-sgd", 2), ("isega", None), ("is-saga", 3),
+                                          ("ibgd", None), ("isaga-local", 1)])
 def test_divergence_names_the_step_and_the_theory_step(method, batch):
     p = problems.ridge(A0, B0, n_workers=4, lam=0.1, split="sorted")
     m, tau = 7, 2

@@ -21,7 +21,10 @@ What each rank does:
   :meth:`blockcd.blocks.BlockSampler.worker_blocks` and the master, for all
   workers in one draw, with :meth:`~blockcd.blocks.BlockSampler.masks`.
   ``--send-indices`` sends them instead, packed in ceil(log2 m) bits each
-  (:func:`pack_indices`), and counts those bytes too.
+  (:func:`pack_indices`), and counts those bytes too.  IBGD's worker sends
+  its whole gradient or no message at all; the master regenerates who sends.
+  ``--reg l1:W`` (or ``l2norm:W``) gives the problem a regulariser, whose prox
+  the master applies (ISEGA).
 * **Counting.**  Every message is counted as it is sent (bytes up per worker
   and per round, bytes down per round), and each rank splits its wall time into
   compute and communication (time inside MPI calls, which includes waiting for

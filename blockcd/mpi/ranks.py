@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from .. import problems as _problems
+from .. import regularizers as _regularizers
 from .. import theory
 from .._validate import check_choice, check_float, check_int
 from ..methods import Setup, setup
@@ -30,10 +31,10 @@ from ..reference import Selection, add_sent
 #: problems the command line can build, and the options each accepts
 PROBLEMS = {
     "synthetic": ("rows_per_worker", "d", "loss", "cond", "heterogeneity", "interpolating", "noise",
-                  "lam", "split", "data_seed"),
-    "breast-cancer": ("lam", "split", "data_seed"),
-    "digits": ("lam", "split", "data_seed"),
-    "libsvm": ("path", "loss", "lam", "split", "data_seed", "n_features"),
+                  "lam", "split", "data_seed", "reg"),
+    "breast-cancer": ("lam", "split", "data_seed", "reg"),
+    "digits": ("lam", "split", "data_seed", "reg"),
+    "libsvm": ("path", "loss", "lam", "split", "data_seed", "n_features", "reg"),
 }
 #: exit status of invalid arguments (as argparse) and of a failed or stalled job
 EXIT_USAGE = 2
@@ -76,6 +77,8 @@ def build_problem(name: str, n_workers: int, **options: Any) -> _problems.Proble
     kw = dict(given)
     if "data_seed" in kw:
         kw["seed"] = kw.pop("data_seed")
+    if isinstance(kw.get("reg"), str):  # the command line's KIND:WEIGHT
+        kw["reg"] = _regularizers.parse(kw["reg"])
     if name == "synthetic":
         rows = kw.pop("rows_per_worker", 50)
         d = kw.pop("d", 40)
@@ -131,8 +134,8 @@ def _parser(show: bool = True) -> argparse.ArgumentParser:
         "workers. Method arguments are those of blockcd.run.",
     )
     g = p.add_argument_group("method (as blockcd.run)")
-    g.add_argument("--method", required=True, help="ibcd, is-sgd, isega, is-saga, is-asgd (aliases gd, dense, "
-                   "sgd, saga, asgd; the dense method is tau = m)")
+    g.add_argument("--method", required=True, help="ibcd, is-sgd, isega, is-saga, is-asgd, ibgd (aliases gd, "
+                   "dense, sgd, saga, asgd; the dense method is tau = m)")
     g.add_argument("--m", type=int, required=True, help="number of blocks, 1 <= m <= d")
     g.add_argument("--tau", type=int, required=True, help="blocks each worker sends per round, 1 <= tau <= m")
     g.add_argument("--step", type=float, default=None, help="step size (is-asgd: eta); default: the theory's")
@@ -157,6 +160,7 @@ def _parser(show: bool = True) -> argparse.ArgumentParser:
     q.add_argument("--data-seed", type=int, default=None, help="seed of the data and of the split")
     q.add_argument("--path", default=None, help="LIBSVM file (--problem libsvm)")
     q.add_argument("--n-features", type=int, default=None)
+    q.add_argument("--reg", default=None, help="regulariser KIND:WEIGHT, l1:W or l2norm:W (isega only)")
     o = p.add_argument_group("output and faults")
     o.add_argument("--out", default=None, help="history file to write (.npz), readable by blockcd.History.load")
     o.add_argument("--quiet", action="store_true", help="do not print the summary line")
@@ -351,8 +355,12 @@ def _worker(comm, cfg, own, parts, watchdog, fail):
         if fail is not None and fail[1] == k:
             _inject(fail)
         chosen = None if dense else sampler.worker_blocks(k, i)
+        if chosen is not None and chosen.size == 0:  # IBGD: this round the worker sends nothing, no message
+            clock.lap(clock.compute, k)
+            continue
         idx = None if batches is None else batches.worker(k, i)
-        vals, _ = rule.send(own, state, x, idx, Selection(None if dense else blocks.coords(chosen)))
+        coords = None if chosen is None or chosen.size == cfg.m else blocks.coords(chosen)
+        vals, _ = rule.send(own, state, x, idx, Selection(coords))
         clock.lap(clock.compute, k)
         if cfg.send_indices and not dense:
             packed = pack_indices(chosen, cfg.m)
@@ -391,6 +399,7 @@ def _master(comm, cfg, s, watchdog, fail):
     n, d = problem.n, problem.d
     sampler = s.sampler()
     dense = cfg.tau == cfg.m
+    bernoulli = s.method.bernoulli
     scale = (cfg.m / cfg.tau) / n
     rec = s.recorder()
     eval_time = np.zeros(cfg.iters + 1)
@@ -413,8 +422,14 @@ def _master(comm, cfg, s, watchdog, fail):
         rec.point(k, rule.iterate(state))
         eval_time[k] = time.perf_counter() - t0
         clock.last = time.perf_counter()
+        # senders: the workers that send this round, in order; coords[j]: sender j's coordinates (None: all)
+        senders = range(n)
         if dense:
             coords = [None] * n
+        elif bernoulli:
+            # IBGD: who sends is regenerated from the seed; a sender sends its whole gradient
+            senders = np.flatnonzero(sampler.senders(k))
+            coords = [None] * senders.size
         elif not cfg.send_indices:
             # all n choices in one draw, as the simulator makes them; row i is
             # what worker i computed alone with worker_blocks(k, i)
@@ -427,18 +442,25 @@ def _master(comm, cfg, s, watchdog, fail):
             coords = [blocks.coords(unpack_indices(idx_bufs[i], cfg.tau, cfg.m)) for i in range(n)]
             clock.lap(clock.compute, k)
         bufs = [np.empty(d if c is None else c.size) for c in coords]
-        statuses = [MPI.Status() for _ in range(n)]
-        reqs = [comm.Irecv(bufs[i], source=i + 1, tag=_TAG_VALUES) for i in range(n)]
+        statuses = [MPI.Status() for _ in bufs]
+        reqs = [comm.Irecv(b, source=i + 1, tag=_TAG_VALUES) for i, b in zip(senders, bufs)]
         MPI.Request.Waitall(reqs, statuses)
         clock.lap(clock.comm, k)
-        for i, st in enumerate(statuses):
-            if st.Get_count(MPI.DOUBLE) != bufs[i].size:
+        for i, st, b in zip(senders, statuses, bufs):
+            if st.Get_count(MPI.DOUBLE) != b.size:
                 raise RuntimeError(f"worker {i} (rank {i + 1}) sent {st.Get_count(MPI.DOUBLE)} numbers at "
-                                   f"iteration {k}, expected {bufs[i].size}")
+                                   f"iteration {k}, expected {b.size}")
+        if bernoulli:  # the blocks received, counted as the simulator counts them
+            mask = None
+            if not dense:
+                mask = np.zeros((n, cfg.m), dtype=bool)
+                mask[senders] = True
+            rec.sent(k, mask)
         total = np.zeros(d)
         for c, b in zip(coords, bufs):
             add_sent(total, c, b)
         rule.step(state, total, scale, s.step, n)
+        rule.prox(state, s.step)
         clock.lap(clock.compute, k)
     watchdog.tick(cfg.iters)
     x = rule.iterate(state)

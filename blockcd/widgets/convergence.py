@@ -19,7 +19,8 @@ import numpy as np
 from .. import plotting, theory
 from .._validate import check_choice, check_float, check_int, check_seed
 from ..history import BYTES_PER_NUMBER, DivergenceError
-from ..registry import METHODS, canonical
+from ..registry import BOOK_METHODS as METHODS
+from ..registry import canonical
 from .base import (
     MAX_FRAMES,
     Explorer,

@@ -15,7 +15,8 @@ import numpy as np
 from .. import plotting
 from .._validate import check_choice, check_float, check_int, check_seed
 from ..history import DivergenceError
-from ..registry import METHODS, canonical
+from ..registry import BOOK_METHODS as METHODS
+from ..registry import canonical
 from .base import BlocksExplorer, decades, fmt_int, message, no_minor_ticks
 from .cache import PROBLEMS, iterations_to, problem_d, tradeoff_sweep
 
