@@ -14,8 +14,6 @@ Rank ``i``'s blocks of bucket ``b`` at step ``k`` are ``nice_mask`` of row
 rank's choice and only values travel (book chapter 11).
 """
 
-from __future__ import annotations
-
 import numpy as np
 import torch
 import torch.distributed as dist
@@ -87,7 +85,7 @@ class SparsificationState:
 
     def __init__(
         self,
-        process_group: dist.ProcessGroup | None = None,
+        process_group: "dist.ProcessGroup | None" = None,
         *,
         m: int,
         tau: int,
@@ -156,7 +154,7 @@ class SparsificationState:
         mask = nice_mask(stream.draw(check_int("step", step, 0)), self.tau)
         return np.broadcast_to(mask, (n, self.m))
 
-    def _bucket(self, index: int, numel: int, signature, n: int) -> _Bucket:
+    def _bucket(self, index: int, numel: int, signature, n: int) -> "_Bucket":
         b = self._buckets.get(index)
         if b is None or b.numel != numel or b.signature != signature:
             # new bucket, or DDP rebuilt its buckets after the first step: fresh blocks and shifts
