@@ -1,8 +1,8 @@
 """The DDP communication hook: tau of m blocks of each gradient bucket, chosen per rank.
 
-:class:`SparsificationState` holds the hook's settings, the counter-based
+:class:`~blockcd.torch.SparsificationState` holds the hook's settings, the counter-based
 streams that choose each rank's blocks, ISEGA's shifts (when asked for) and
-the byte counters; :func:`sparsify_hook` is the function registered with
+the byte counters; :func:`~blockcd.torch.sparsify_hook` is the function registered with
 ``DistributedDataParallel.register_comm_hook``.  Launching processes and the
 training command live in ``blockcd.torch.launch`` and
 :mod:`blockcd.torch.train`.
@@ -42,7 +42,7 @@ def allgather_bytes(values: int, n: int, itemsize: int) -> int:
 
 
 class SparsificationState:
-    r"""Settings and memory of :func:`sparsify_hook`.
+    r"""Settings and memory of :func:`~blockcd.torch.sparsify_hook`.
 
     Each gradient bucket of ``N`` values is cut into ``m`` contiguous blocks
     (``blockcd.partition(N, m)``); rank ``i`` sends the values of ``tau`` of
@@ -173,7 +173,7 @@ class SparsificationState:
                signature=None) -> torch.futures.Future[torch.Tensor]:
         """Average ``buffer`` (this rank's flat gradients of one bucket) across the group.
 
-        What :func:`sparsify_hook` runs on ``bucket.buffer()``; exposed so that the
+        What :func:`~blockcd.torch.sparsify_hook` runs on ``bucket.buffer()``; exposed so that the
         exchange can be driven without a model (tests, the chapter's Monte Carlo).
         ``last`` ends the step.  Returns a future of the averaged tensor (``buffer``
         itself is overwritten).
@@ -276,7 +276,7 @@ def sparsify_hook(state: SparsificationState, bucket: dist.GradBucket) -> torch.
     """DDP communication hook: the unbiased average of tau of m blocks per rank.
 
     Register with ``ddp_model.register_comm_hook(state, sparsify_hook)``; see
-    :class:`SparsificationState` for the formula.  The bucket's parameters
+    :class:`~blockcd.torch.SparsificationState` for the formula.  The bucket's parameters
     are part of its identity: when DDP rebuilds its buckets after the first
     step, a changed bucket starts with fresh shifts.
     """
