@@ -185,11 +185,15 @@ def test_time_explorer_uses_the_network_model():
     tau = int(ex.last["taus"][i])
     assert ex.last["parameter_server"][i] == network.time_to_accuracy(
         16, d, 1024, tau, bandwidth=bw, latency=lat, kappa=100.0, r=2.0, compute=1e-8 * d)
-    # a preset sets the sliders; moving a slider by hand turns the preset into "custom"
+    # a preset sets the sliders; sliders off every preset blank the dropdown, and back on one name it again
     ex.controls["link"].value = "100 Gbit/s InfiniBand, 1 us"
     assert ex.controls["bandwidth"].value == pytest.approx(100) and ex.controls["latency"].value == pytest.approx(1)
     ex.controls["bandwidth"].value = 10
-    assert ex.controls["link"].value == "custom"
+    assert ex.controls["link"].value is None
+    ex.controls["latency"].value = 100
+    assert ex.controls["link"].value == "10 Gbit/s cloud network, 100 us"
+    ex.controls["d"].value = 1e6
+    assert ex.controls["model"].value is None
     ex.controls["model"].value = "BERT-large, 3.4 x 10^8"
     assert round(ex.controls["d"].value) == 340_000_000
 
@@ -242,3 +246,4 @@ def test_blitted_frame_equals_a_full_redraw():
     ex._background = None  # force a full draw of the same state
     full = np.asarray(Image.open(BytesIO(ex._render())))
     np.testing.assert_array_equal(blitted, full)
+

@@ -28,6 +28,7 @@ from .base import (
     int_slider,
     log_taus,
     message,
+    nice_ceil,
     no_minor_ticks,
     style_box,
 )
@@ -177,7 +178,8 @@ class ConvergenceExplorer(Explorer):
         ax1.set_xlim(0, h.iters)
         below = np.flatnonzero(yd < 1e-12)  # where the dense curve leaves the panel
         # fixed while tau moves (the dense run does not depend on tau), so the background is reused
-        ax2.set_xlim(0, sent_d[below[0]] if below.size else sent_d[-1])
+        # rounded up to 1, 2 or 5 x 10^k, so that moving n or m mostly keeps it too
+        ax2.set_xlim(0, nice_ceil(sent_d[below[0]] if below.size else sent_d[-1]))
         if r["bound"] is not None:
             start, q, floor = r["bound"]
             art["bound"].set_data(k, start * q**k + floor)

@@ -14,7 +14,7 @@ import numpy as np
 from .. import plotting, theory
 from .._validate import check_choice, check_int, check_seed
 from ..methods import BYTES_PER_NUMBER
-from .base import BlocksExplorer, fmt_int
+from .base import BlocksExplorer, fmt_int, nice_ceil
 from .cache import PROBLEMS, cached_problem, cached_run
 
 
@@ -63,7 +63,7 @@ class TemplateExplorer(BlocksExplorer):
             bar.set_height(v)
             txt.set_position((bar.get_x() + bar.get_width() / 2, v))
             txt.set_text(f"{v:,.0f}")
-        ax1.set_ylim(0, max(recv) * 1.2)
+        ax1.set_ylim(0, nice_ceil(max(recv) * 1.2))  # 1, 2 or 5 x 10^k: most moves keep the background
         k = np.arange(h.iters + 1)
         art["dense"].set_data(k, hd.dist2 / hd.dist2[0])
         art["sparse"].set_data(k, h.dist2 / h.dist2[0])
