@@ -247,3 +247,16 @@ def test_blitted_frame_equals_a_full_redraw():
     full = np.asarray(Image.open(BytesIO(ex._render())))
     np.testing.assert_array_equal(blitted, full)
 
+
+def test_is_asgd_step_slider_stops_at_the_last_half_octave_below_one_over_L():
+    ex = widgets.convergence_explorer("is-asgd", problem="interpolating", n=4, d=8, iters=50)
+    c = ex.controls
+    p = synthetic_like_the_explorers("interpolating", 4, 8)
+    step0 = theory.step_size(p, "is-asgd", c["m"].value, c["tau"].value)
+    top = 2.0 ** c["step_scale"].max
+    assert top * step0 <= 1 / p.L * (1 + 1e-9) < 2**0.5 * top * step0, (top, step0, 1 / p.L)
+    c["step_scale"].value = 256  # clamped to the top: the method's constants stay defined
+    assert c["step_scale"].value == pytest.approx(top)
+    assert "error" not in ex.last, ex.last.get("error")
+    c["method"].value = "ibcd"  # other methods keep the whole range
+    assert c["step_scale"].max == 8

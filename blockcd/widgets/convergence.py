@@ -97,6 +97,25 @@ class ConvergenceExplorer(Explorer):
         d = problem_d(kind, c["d"].value if "d" in c else self._fixed["d"])
         c["m"].max = d          # ipywidgets clamps the value into the new range
         c["tau"].max = c["m"].value
+        c["step_scale"].max = math.log2(self._max_scale(kind, d))
+
+    def _max_scale(self, kind, d) -> float:
+        """The largest step / theory on the slider: 256, or for IS-ASGD the multiple that reaches 1/L.
+
+        IS-ASGD's momentum is defined for steps up to 1/L only (rho = 1/(eta L) >= 1,
+        :func:`blockcd.theory.asgd_parameters`), so its slider stops at the last of
+        its half-octave steps below that; other methods may diverge above their
+        theory's step, which the explorer then says.
+        """
+        c = self.controls
+        if canonical(c["method"].value) != "is-asgd":
+            return 256.0
+        try:
+            p = cached_problem(kind, c["n"].value, d, c["split"].value, c["seed"].value)
+            cap = 1.0 / (p.L * theory.step_size(p, "is-asgd", c["m"].value, c["tau"].value))
+        except ValueError:  # no interpolation: the readout says why, the slider keeps its range
+            return 256.0
+        return 2.0 ** min(8.0, max(0.0, math.floor(2 * math.log2(cap) + 1e-9) / 2))
 
     def params(self):
         p = dict(self._fixed)
@@ -197,7 +216,8 @@ class ConvergenceExplorer(Explorer):
                        else f", theorem: {self.eps:.0e} lies inside its neighbourhood")
         parts = [
             f"step γ = {r['step']:.3g} ({params['step_scale']:g} × the theory's {r['step0']:.3g})",
-            f"iterations to {self.eps:.0e}: measured {fmt_int(reached)}, dense {fmt_int(dense.iters_to(self.eps))}"
+            f"iterations to {self.eps:.0e} (of {h.iters:,} run): measured {fmt_int(reached)}, "
+            f"dense {fmt_int(dense.iters_to(self.eps))}"
             + theorem,
             f"numbers sent per worker per iteration: {sent[1]:.3g} of d = {p.d}",
             f"κ = {p.kappa:.3g}, r = {p.r:.3g}",
@@ -205,6 +225,13 @@ class ConvergenceExplorer(Explorer):
         msg = "; ".join(parts) + "."
         if r["bound"] is None:
             msg += " The theorem covers steps up to the theory's; its bound is not drawn."
+        elif reached is None and math.isfinite(pred) and pred > 2 * params["iters"]:
+            msg += (f" The theory's step is tiny for these settings: the theorem needs up to {fmt_int(pred)} "
+                    f"iterations, far more than the {params['iters']:,} drawn, so the curves barely move; "
+                    "a larger step / theory shows the method converge, beyond what the theorem promises.")
+        if method == "is-asgd":
+            msg += (f" IS-ASGD's momentum is defined for steps up to 1/L = {1 / p.L:.3g}; the step slider "
+                    "stops below it.")
         if y[-1] > 1.0:
             msg += " " + message("The error grows: this step is above the stable range.")
         return f'<div style="font-size:90%">{msg}</div>'
