@@ -116,11 +116,17 @@ def test_plotted_curve_is_the_run_history(conv, method):
     p = synthetic_like_the_explorers("interpolating", 5, 40, split="iid", seed=3)
     step = 2.0 * theory.step_size(p, method, 40, 5)
     h = blockcd.run(p, method, m=40, tau=5, step=step, iters=150, seed=3)
-    np.testing.assert_array_equal(conv.art["run_it"].get_ydata(), h.dist2 / h.dist2[0])
-    np.testing.assert_array_equal(conv.art["run_it"].get_xdata(), np.arange(151))
-    np.testing.assert_array_equal(conv.art["run_sent"].get_xdata(), h.bytes_up / BYTES_PER_NUMBER)
     dense = blockcd.run(p, method, m=40, tau=40, iters=150, seed=3)
-    np.testing.assert_array_equal(conv.art["dense_it"].get_ydata(), dense.dist2 / dense.dist2[0])
+    for art, run in (("run_it", h), ("dense_it", dense)):
+        # the drawn curve is the run's, stopped only at the first point under FLOOR (below the panel, 1e-12)
+        y = conv.art[art].get_ydata()
+        np.testing.assert_array_equal(y, (run.dist2 / run.dist2[0])[: len(y)])
+        assert len(y) == run.iters + 1 or y[-1] <= widgets.cache.FLOOR < y[-2], (art, len(y), y[-2:])
+        assert widgets.cache.FLOOR < 1e-12 == conv.figure.axes[0].get_ylim()[0]
+        np.testing.assert_array_equal(conv.art[art].get_xdata(), np.arange(len(y)))
+    n = len(conv.art["run_sent"].get_xdata())
+    np.testing.assert_array_equal(conv.art["run_sent"].get_xdata(), (h.bytes_up / BYTES_PER_NUMBER)[:n])
+    assert conv.figure.axes[0].get_xlim() == (0, 150), "the iteration axis is not the budget"
     assert len(conv.art["bound"].get_xdata()) == 0, "the bound is drawn for a step above the theory's"
     conv.set(method="ibcd", tau=4, step_scale=1.0, split="contiguous", seed=0)
 

@@ -178,7 +178,8 @@ class ConvergenceExplorer(Explorer):
         art["text"].set_text("")
         h, dense, method = r["history"], r["dense"], r["method"]
         st = plotting.style(method)
-        k = np.arange(h.iters + 1)
+        k = np.arange(h.iters + 1)  # a run stops once below the panel (cache.FLOOR)
+        kd = np.arange(dense.iters + 1)
         y = h.dist2 / h.dist2[0]
         yd = dense.dist2 / dense.dist2[0]
         sent = h.bytes_up / BYTES_PER_NUMBER
@@ -186,22 +187,23 @@ class ConvergenceExplorer(Explorer):
         for key in ("run_it", "run_sent"):
             art[key].set_color(st["color"])
             art[key].set_marker(st["marker"])
-            art[key].set_markevery(max(1, h.iters // 8))
+            art[key].set_markevery(max(1, params["iters"] // 8))
             art[key].set_label(f"{st['label']}, chosen τ")
         art["run_it"].set_data(k, y)
         art["run_sent"].set_data(sent, y)
-        art["dense_it"].set_data(k, yd)
+        art["dense_it"].set_data(kd, yd)
         art["dense_sent"].set_data(sent_d, yd)
         for key in ("dense_it", "dense_sent"):
-            art[key].set_markevery(max(1, h.iters // 8))
-        ax1.set_xlim(0, h.iters)
+            art[key].set_markevery(max(1, params["iters"] // 8))
+        ax1.set_xlim(0, params["iters"])
         below = np.flatnonzero(yd < 1e-12)  # where the dense curve leaves the panel
         # fixed while tau moves (the dense run does not depend on tau), so the background is reused
         # rounded up to 1, 2 or 5 x 10^k, so that moving n or m mostly keeps it too
         ax2.set_xlim(0, nice_ceil(sent_d[below[0]] if below.size else sent_d[-1]))
         if r["bound"] is not None:
             start, q, floor = r["bound"]
-            art["bound"].set_data(k, start * q**k + floor)
+            kb = np.arange(params["iters"] + 1)
+            art["bound"].set_data(kb, start * q**kb + floor)
         else:
             art["bound"].set_data([], [])
         ax1.legend(handles=[art["run_it"], art["dense_it"], art["bound"]], loc="lower left", fontsize=8)
@@ -216,7 +218,7 @@ class ConvergenceExplorer(Explorer):
                        else f", theorem: {self.eps:.0e} lies inside its neighbourhood")
         parts = [
             f"step γ = {r['step']:.3g} ({params['step_scale']:g} × the theory's {r['step0']:.3g})",
-            f"iterations to {self.eps:.0e} (of {h.iters:,} run): measured {fmt_int(reached)}, "
+            f"iterations to {self.eps:.0e} (of {params['iters']:,}): measured {fmt_int(reached)}, "
             f"dense {fmt_int(dense.iters_to(self.eps))}"
             + theorem,
             f"numbers sent per worker per iteration: {sent[1]:.3g} of d = {p.d}",

@@ -412,9 +412,11 @@ def measure(ex: Explorer, repeats: int = 5, presses: int = 3) -> list[float]:
 
     Each repetition moves the slider ``presses`` steps forward (backward at the
     end of its range) 30 ms apart, as a reader holding an arrow key, and waits
-    until no new image has loaded for a second.
+    until no new image has loaded for a second.  ``ex.redraws`` keeps the number of
+    images drawn per repetition (``presses`` without coalescing, fewer with it).
     """
     out = []
+    ex.redraws = []
     for _ in range(repeats):
         controls = ex.controls()
         i = first_slider(controls)
@@ -422,6 +424,7 @@ def measure(ex: Explorer, repeats: int = 5, presses: int = 3) -> list[float]:
         ex.press(i, ex.key_for(controls[i]), presses)
         keys, loads = ex.wait_settled()
         out.append((loads[-1] - keys[-1]) / 1e3)
+        ex.redraws.append(sum(t > keys[0] for t in loads))
     return out
 
 
@@ -437,7 +440,7 @@ def bench_live(notebooks=None, *, names=None, repeats: int = 5, verbose: bool = 
     Returns
     -------
     dict
-        ``"<notebook>:<explorer>"`` -> {"notebook", "times" (seconds), "median"}.
+        ``"<notebook>:<explorer>"`` -> {"notebook", "times" (seconds), "median", "redraws"}.
     """
     from playwright.sync_api import sync_playwright
 
@@ -463,10 +466,12 @@ def bench_live(notebooks=None, *, names=None, repeats: int = 5, verbose: bool = 
                             continue
                         t = measure(ex, repeats)
                         key = f"{nb[:-6]}:{ex.name}"
-                        out[key] = {"notebook": nb, "times": t, "median": float(np.median(t))}
+                        out[key] = {"notebook": nb, "times": t, "median": float(np.median(t)),
+                                    "redraws": ex.redraws}
                         if verbose:
                             print(f"{key:30s} {out[key]['median'] * 1e3:8.0f}   "
-                                  f"({', '.join(f'{x * 1e3:.0f}' for x in t)})", flush=True)
+                                  f"({', '.join(f'{x * 1e3:.0f}' for x in t)}; redraws "
+                                  f"{', '.join(map(str, ex.redraws))})", flush=True)
                     lab.shutdown()
                 finally:
                     lab.close()
