@@ -5,7 +5,8 @@ temporary configuration, data, runtime, settings and workspace folders and a
 copy of the book: :class:`blockcd.widgets.live.LabServer`), stopped by the
 fixture's teardown, also when a test fails.  For every notebook that shows an
 explorer (``widgets.show(...)``): the notebook opens unmodified, all its cells
-run without an error output, every widget view renders as a live widget, and
+run without an error output, every widget view renders as a live widget, the
+kernel-free sweep and the note on running live (for the static HTML) are hidden, and
 every slider and dropdown of every explorer, moved with the keyboard (arrow
 keys on a slider, End or Home on a dropdown), changes the figure and leaves a
 readout that agrees with :mod:`blockcd.theory` and :mod:`blockcd.network` for
@@ -70,9 +71,9 @@ def server(request):
         yield s
     if MOVED:  # the count of controls moved, on the terminal (not a check)
         controls = {(nb, ex, label) for nb, ex, label, _ in MOVED}
-        request.config.pluginmanager.get_plugin("terminalreporter").write_line(
-            f"\nlive test: {len(controls)} controls moved ({len(MOVED)} key presses) in {len(NOTEBOOKS)} "
-            f"notebooks, {time.monotonic() - t0:.0f} s")
+        with request.config.pluginmanager.get_plugin("capturemanager").global_and_fixture_disabled():
+            print(f"\nlive test: {len(controls)} controls moved ({len(MOVED)} key presses) in "
+                  f"{len({nb for nb, *_ in MOVED})} notebooks, {time.monotonic() - t0:.0f} s", flush=True)
 
 
 @pytest.fixture(scope="module")
@@ -124,6 +125,16 @@ def test_every_widget_view_renders_live(notebook):
     for ex in lab.explorers():
         assert ex.image_ok(), f"{name}: the {ex.name} explorer's figure is not a loaded image"
         assert ex.controls(), f"{name}: the {ex.name} explorer shows no controls"
+
+
+def test_the_kernel_free_sweep_and_its_note_are_hidden_live(notebook):
+    lab, name, _, _ = notebook
+    shown = lab.page.evaluate(
+        "() => [...document.querySelectorAll('.jp-OutputArea-output .blockcd-sweep, "
+        ".jp-OutputArea-output .blockcd-note')].map(e => e.offsetParent !== null)")
+    n = len(live.explorer_cells(lab.server.root / name))
+    assert len(shown) == 2 * n, f"{name}: {len(shown)} sweeps and notes for {n} explorers (expected one of each)"
+    assert not any(shown), f"{name}: the pre-rendered sweep or the note on running live shows under a live kernel"
 
 
 # --------------------------------------------------------------------------- readouts against the theory

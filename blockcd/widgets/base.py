@@ -103,6 +103,12 @@ SWEEP_START = "<!-- blockcd sweep -->"
 SWEEP_END = "<!-- end of blockcd sweep -->"
 
 
+#: in JupyterLab (its output areas), the kernel-free sweep and the note on running live are hidden:
+#: the live explorer is there; the book's HTML has no such class and shows them
+_LIVE_HIDES = ("<style>.jp-OutputArea-output .blockcd-sweep, .jp-OutputArea-output .blockcd-note "
+               "{display: none}</style>")
+
+
 def _jshtml(fig: Figure, update, n_frames: int, name: str, fps: float = 1.5) -> str:
     """A kernel-free animation of ``n_frames`` calls of ``update(i)``, as HTML.
 
@@ -125,7 +131,7 @@ def _jshtml(fig: Figure, update, n_frames: int, name: str, fps: float = 1.5) -> 
     html = html.replace(uid, f"blockcd_{re.sub(r'[^a-z]', '', name)}_{next(_anim_ids)}")
     html = re.sub(r'<link rel="stylesheet"\s+href="[^"]*font-awesome[^"]*">', "", html)
     html = re.sub(r'<i class="([^"]*)"></i>', lambda mo: _ICONS.get(mo.group(1), ""), html)
-    return f"{SWEEP_START}\n<div class=\"blockcd-sweep\">{html}</div>\n{SWEEP_END}"
+    return f"{SWEEP_START}\n{_LIVE_HIDES}\n<div class=\"blockcd-sweep\">{html}</div>\n{SWEEP_END}"
 
 
 class _Panel(W.VBox):

@@ -148,7 +148,8 @@ class LabServer:
                 time.sleep(0.25)
 
     def url(self, notebook: str) -> str:
-        return f"{self.base}/lab/tree/{notebook}?token={self.token}"
+        """The notebook in a reset workspace (JupyterLab would otherwise reopen every notebook opened before)."""
+        return f"{self.base}/lab/tree/{notebook}?reset&token={self.token}"
 
     def log(self, tail: int = 4000) -> str:
         try:
@@ -260,6 +261,8 @@ class Explorer:
         for c in self.lab.page.evaluate(_JS_MODELS, self.index):
             if "Dropdown" in c["model"]:  # no index: a blank dropdown (value None)
                 out[c["description"]] = None if c["index"] is None else c["options"][c["index"]]
+            elif "Selection" in c["model"]:  # a slider over numbers, labelled with "%g"
+                out[c["description"]] = float(c["options"][c["index"]])
             else:
                 out[c["description"]] = c["value"]
         return out
