@@ -116,11 +116,17 @@ def test_plotted_curve_is_the_run_history(conv, method):
     p = synthetic_like_the_explorers("interpolating", 5, 40, split="iid", seed=3)
     step = 2.0 * theory.step_size(p, method, 40, 5)
     h = blockcd.run(p, method, m=40, tau=5, step=step, iters=150, seed=3)
-    np.testing.assert_array_equal(conv.art["run_it"].get_ydata(), h.dist2 / h.dist2[0])
-    np.testing.assert_array_equal(conv.art["run_it"].get_xdata(), np.arange(151))
-    np.testing.assert_array_equal(conv.art["run_sent"].get_xdata(), h.bytes_up / BYTES_PER_NUMBER)
     dense = blockcd.run(p, method, m=40, tau=40, iters=150, seed=3)
-    np.testing.assert_array_equal(conv.art["dense_it"].get_ydata(), dense.dist2 / dense.dist2[0])
+    for art, run in (("run_it", h), ("dense_it", dense)):
+        # the drawn curve is the run's, stopped only at the first point under FLOOR (below the panel, 1e-12)
+        y = conv.art[art].get_ydata()
+        np.testing.assert_array_equal(y, (run.dist2 / run.dist2[0])[: len(y)])
+        assert len(y) == run.iters + 1 or y[-1] <= widgets.cache.FLOOR < y[-2], (art, len(y), y[-2:])
+        assert widgets.cache.FLOOR < 1e-12 == conv.figure.axes[0].get_ylim()[0]
+        np.testing.assert_array_equal(conv.art[art].get_xdata(), np.arange(len(y)))
+    n = len(conv.art["run_sent"].get_xdata())
+    np.testing.assert_array_equal(conv.art["run_sent"].get_xdata(), (h.bytes_up / BYTES_PER_NUMBER)[:n])
+    assert conv.figure.axes[0].get_xlim() == (0, 150), "the iteration axis is not the budget"
     assert len(conv.art["bound"].get_xdata()) == 0, "the bound is drawn for a step above the theory's"
     conv.set(method="ibcd", tau=4, step_scale=1.0, split="contiguous", seed=0)
 
@@ -185,11 +191,15 @@ def test_time_explorer_uses_the_network_model():
     tau = int(ex.last["taus"][i])
     assert ex.last["parameter_server"][i] == network.time_to_accuracy(
         16, d, 1024, tau, bandwidth=bw, latency=lat, kappa=100.0, r=2.0, compute=1e-8 * d)
-    # a preset sets the sliders; moving a slider by hand turns the preset into "custom"
+    # a preset sets the sliders; sliders off every preset blank the dropdown, and back on one name it again
     ex.controls["link"].value = "100 Gbit/s InfiniBand, 1 us"
     assert ex.controls["bandwidth"].value == pytest.approx(100) and ex.controls["latency"].value == pytest.approx(1)
     ex.controls["bandwidth"].value = 10
-    assert ex.controls["link"].value == "custom"
+    assert ex.controls["link"].value is None
+    ex.controls["latency"].value = 100
+    assert ex.controls["link"].value == "10 Gbit/s cloud network, 100 us"
+    ex.controls["d"].value = 1e6
+    assert ex.controls["model"].value is None
     ex.controls["model"].value = "BERT-large, 3.4 x 10^8"
     assert round(ex.controls["d"].value) == 340_000_000
 
@@ -242,3 +252,17 @@ def test_blitted_frame_equals_a_full_redraw():
     ex._background = None  # force a full draw of the same state
     full = np.asarray(Image.open(BytesIO(ex._render())))
     np.testing.assert_array_equal(blitted, full)
+
+
+def test_is_asgd_step_slider_stops_at_the_last_half_octave_below_one_over_L():
+    ex = widgets.convergence_explorer("is-asgd", problem="interpolating", n=4, d=8, iters=50)
+    c = ex.controls
+    p = synthetic_like_the_explorers("interpolating", 4, 8)
+    step0 = theory.step_size(p, "is-asgd", c["m"].value, c["tau"].value)
+    top = 2.0 ** c["step_scale"].max
+    assert top * step0 <= 1 / p.L * (1 + 1e-9) < 2**0.5 * top * step0, (top, step0, 1 / p.L)
+    c["step_scale"].value = 256  # clamped to the top: the method's constants stay defined
+    assert c["step_scale"].value == pytest.approx(top)
+    assert "error" not in ex.last, ex.last.get("error")
+    c["method"].value = "ibcd"  # other methods keep the whole range
+    assert c["step_scale"].max == 8

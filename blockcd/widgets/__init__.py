@@ -6,7 +6,8 @@ which displays three things:
 1. a figure that moves without a kernel: a short pre-rendered sweep (over tau or
    n) written with matplotlib's ``to_jshtml``, so the static HTML of the book
    still shows how the picture changes;
-2. a one-line note on opening the chapter live;
+2. a one-line note on opening the chapter live (the sweep's style sheet hides
+   both in JupyterLab, where the live explorer is what moves);
 3. the live explorer: ipywidgets controls above a figure that is redrawn, in
    well under a second, each time a control moves.
 
@@ -19,8 +20,12 @@ parameters, so moving tau does not rebuild the problem.  Controls are linked so
 that impossible values cannot be chosen (tau <= m <= d).  A step that makes a
 method diverge shows a message instead of a plot of NaNs.
 
+In a kernel a move does not block it: one redraw at a time runs in a thread,
+and a move made meanwhile is drawn once, with the newest values, when it ends.
+
 ``python -m blockcd.widgets --bench`` times the callbacks of every explorer
-over a set of control moves (Agg backend, no display needed).
+over a set of control moves (Agg backend, no display needed); with ``--live``
+also the time from a key press to the redrawn figure in JupyterLab and Chromium.
 
 The package has one module per job: ``base`` (the
 kernel-free machinery and the :class:`Explorer` base class),
@@ -28,8 +33,9 @@ kernel-free machinery and the :class:`Explorer` base class),
 parameters), one module of explorers per chapter (``template``,
 ``variance``, ``convergence``,
 ``tradeoff``, ``time``),
-``registry`` (``EXPLORERS`` and :func:`show`) and
-``latency`` (the benchmark).  This file only re-exports.
+``registry`` (``EXPLORERS`` and :func:`show`),
+``latency`` (the benchmark) and ``live`` (a JupyterLab driven by a browser, for
+``tests/test_live.py`` and ``--bench --live``).  This file only re-exports.
 
 This module computes nothing new: runs come from :func:`blockcd.run`,
 predictions from :mod:`blockcd.theory` and :mod:`blockcd.network`, styles from

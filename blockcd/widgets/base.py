@@ -18,6 +18,7 @@ import math
 import os
 import re
 import tempfile
+import threading
 import time
 from typing import Any, ClassVar
 
@@ -102,6 +103,12 @@ SWEEP_START = "<!-- blockcd sweep -->"
 SWEEP_END = "<!-- end of blockcd sweep -->"
 
 
+#: in JupyterLab (its output areas), the kernel-free sweep and the note on running live are hidden:
+#: the live explorer is there; the book's HTML has no such class and shows them
+_LIVE_HIDES = ("<style>.jp-OutputArea-output .blockcd-sweep, .jp-OutputArea-output .blockcd-note "
+               "{display: none}</style>")
+
+
 def _jshtml(fig: Figure, update, n_frames: int, name: str, fps: float = 1.5) -> str:
     """A kernel-free animation of ``n_frames`` calls of ``update(i)``, as HTML.
 
@@ -124,7 +131,7 @@ def _jshtml(fig: Figure, update, n_frames: int, name: str, fps: float = 1.5) -> 
     html = html.replace(uid, f"blockcd_{re.sub(r'[^a-z]', '', name)}_{next(_anim_ids)}")
     html = re.sub(r'<link rel="stylesheet"\s+href="[^"]*font-awesome[^"]*">', "", html)
     html = re.sub(r'<i class="([^"]*)"></i>', lambda mo: _ICONS.get(mo.group(1), ""), html)
-    return f"{SWEEP_START}\n<div class=\"blockcd-sweep\">{html}</div>\n{SWEEP_END}"
+    return f"{SWEEP_START}\n{_LIVE_HIDES}\n<div class=\"blockcd-sweep\">{html}</div>\n{SWEEP_END}"
 
 
 class _Panel(W.VBox):
@@ -185,6 +192,14 @@ class Explorer:
         self.cpu_timings: list[float] = []
         self.last: dict[str, Any] = {}
         self._syncing = False
+        # coalescing: moves raise ``_wanted``; one redraw at a time runs in a thread, then redraws
+        # once more, for the newest values only, if controls moved meanwhile
+        self._wanted = 0
+        self._busy = False
+        self._idle = threading.Event()
+        self._idle.set()
+        self._lock = threading.Lock()
+        self.background = _in_kernel()
         self._link()
         for w in self.controls.values():
             w.observe(self._on_change, names="value")
@@ -221,7 +236,52 @@ class Explorer:
             self._link()
         finally:
             self._syncing = False
-        self.refresh()
+        self._schedule()
+
+    def _schedule(self) -> None:
+        """Redraw after a control moved: now, or, in a live kernel, coalesced in the background.
+
+        In a kernel (``self.background``) the observer returns at once, so the kernel
+        reads the next slider message while the figure is drawn; a move that arrives
+        during a redraw is not drawn by itself: when the redraw ends, one more is made
+        for the values the controls hold then.  A slider dragged over ten values thus
+        costs two redraws, not ten.
+        """
+        if not self.background:
+            self.refresh()
+            return
+        with self._lock:
+            self._wanted += 1
+            if self._busy:
+                return
+            self._busy = True
+            self._idle.clear()
+        threading.Thread(target=self._drain, name=f"blockcd {self.name} redraw", daemon=True).start()
+
+    def _drain(self) -> None:
+        try:
+            while True:
+                with self._lock:
+                    seen = self._wanted
+                with _RENDER:  # one redraw at a time in the process (matplotlib's rc settings are global)
+                    try:
+                        self.refresh()
+                    except Exception as exc:  # noqa: BLE001 - shown to the reader instead of a frozen figure
+                        self.info.value = message(f"The figure could not be redrawn: {type(exc).__name__}: {exc}")
+                with self._lock:
+                    if self._wanted == seen:
+                        self._busy = False
+                        self._idle.set()
+                        return
+        except BaseException:
+            with self._lock:
+                self._busy = False
+                self._idle.set()
+            raise
+
+    def wait(self, timeout: float | None = 60.0) -> bool:
+        """Wait until no redraw is running or pending (moves in a live kernel are drawn in the background)."""
+        return self._idle.wait(timeout)
 
     def set(self, **values) -> None:
         """Move several controls at once and redraw once (what a reader does, one move at a time)."""
@@ -310,6 +370,17 @@ class BlocksExplorer(Explorer):
         self.controls["tau"].max = self.controls["m"].value
 
 _BLAS = []
+_RENDER = threading.Lock()
+
+
+def _in_kernel() -> bool:
+    """Whether this process is a Jupyter kernel whose widgets talk to a front end (redraw in the background)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - ipywidgets depends on IPython
+        return False
+    shell = get_ipython()
+    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
 
 
 def _one_blas_thread():
@@ -349,6 +420,13 @@ def no_minor_ticks(*axes) -> None:
 def decades(lo: float, hi: float, pad: float = 1.3) -> tuple[float, float]:
     """Log-axis limits rounded out to powers of ten, so that small moves keep the axes (and the cached background)."""
     return 10.0 ** math.floor(math.log10(lo / pad)), 10.0 ** math.ceil(math.log10(hi * pad))
+
+
+def nice_ceil(x: float) -> float:
+    """The smallest of 1, 2, 5 times a power of ten that is >= x (> 0): a linear axis limit that small
+    moves keep, and with it the cached background."""
+    e = 10.0 ** math.floor(math.log10(x))
+    return next(f * e for f in (1.0, 2.0, 5.0, 10.0) if f * e >= x * (1 - 1e-12))
 
 
 def log_taus(m: int, k: int = 8) -> list[int]:

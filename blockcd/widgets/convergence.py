@@ -29,6 +29,7 @@ from .base import (
     int_slider,
     log_taus,
     message,
+    nice_ceil,
     no_minor_ticks,
     style_box,
 )
@@ -97,6 +98,25 @@ class ConvergenceExplorer(Explorer):
         d = problem_d(kind, c["d"].value if "d" in c else self._fixed["d"])
         c["m"].max = d          # ipywidgets clamps the value into the new range
         c["tau"].max = c["m"].value
+        c["step_scale"].max = math.log2(self._max_scale(kind, d))
+
+    def _max_scale(self, kind, d) -> float:
+        """The largest step / theory on the slider: 256, or for IS-ASGD the multiple that reaches 1/L.
+
+        IS-ASGD's momentum is defined for steps up to 1/L only (rho = 1/(eta L) >= 1,
+        :func:`blockcd.theory.asgd_parameters`), so its slider stops at the last of
+        its half-octave steps below that; other methods may diverge above their
+        theory's step, which the explorer then says.
+        """
+        c = self.controls
+        if canonical(c["method"].value) != "is-asgd":
+            return 256.0
+        try:
+            p = cached_problem(kind, c["n"].value, d, c["split"].value, c["seed"].value)
+            cap = 1.0 / (p.L * theory.step_size(p, "is-asgd", c["m"].value, c["tau"].value))
+        except ValueError:  # no interpolation: the readout says why, the slider keeps its range
+            return 256.0
+        return 2.0 ** min(8.0, max(0.0, math.floor(2 * math.log2(cap) + 1e-9) / 2))
 
     def params(self):
         p = dict(self._fixed)
@@ -159,7 +179,8 @@ class ConvergenceExplorer(Explorer):
         art["text"].set_text("")
         h, dense, method = r["history"], r["dense"], r["method"]
         st = plotting.style(method)
-        k = np.arange(h.iters + 1)
+        k = np.arange(h.iters + 1)  # a run stops once below the panel (cache.FLOOR)
+        kd = np.arange(dense.iters + 1)
         y = h.dist2 / h.dist2[0]
         yd = dense.dist2 / dense.dist2[0]
         sent = h.bytes_up / BYTES_PER_NUMBER
@@ -167,21 +188,23 @@ class ConvergenceExplorer(Explorer):
         for key in ("run_it", "run_sent"):
             art[key].set_color(st["color"])
             art[key].set_marker(st["marker"])
-            art[key].set_markevery(max(1, h.iters // 8))
+            art[key].set_markevery(max(1, params["iters"] // 8))
             art[key].set_label(f"{st['label']}, chosen τ")
         art["run_it"].set_data(k, y)
         art["run_sent"].set_data(sent, y)
-        art["dense_it"].set_data(k, yd)
+        art["dense_it"].set_data(kd, yd)
         art["dense_sent"].set_data(sent_d, yd)
         for key in ("dense_it", "dense_sent"):
-            art[key].set_markevery(max(1, h.iters // 8))
-        ax1.set_xlim(0, h.iters)
+            art[key].set_markevery(max(1, params["iters"] // 8))
+        ax1.set_xlim(0, params["iters"])
         below = np.flatnonzero(yd < 1e-12)  # where the dense curve leaves the panel
         # fixed while tau moves (the dense run does not depend on tau), so the background is reused
-        ax2.set_xlim(0, sent_d[below[0]] if below.size else sent_d[-1])
+        # rounded up to 1, 2 or 5 x 10^k, so that moving n or m mostly keeps it too
+        ax2.set_xlim(0, nice_ceil(sent_d[below[0]] if below.size else sent_d[-1]))
         if r["bound"] is not None:
             start, q, floor = r["bound"]
-            art["bound"].set_data(k, start * q**k + floor)
+            kb = np.arange(params["iters"] + 1)
+            art["bound"].set_data(kb, start * q**kb + floor)
         else:
             art["bound"].set_data([], [])
         ax1.legend(handles=[art["run_it"], art["dense_it"], art["bound"]], loc="lower left", fontsize=8)
@@ -196,7 +219,8 @@ class ConvergenceExplorer(Explorer):
                        else f", theorem: {self.eps:.0e} lies inside its neighbourhood")
         parts = [
             f"step γ = {r['step']:.3g} ({params['step_scale']:g} × the theory's {r['step0']:.3g})",
-            f"iterations to {self.eps:.0e}: measured {fmt_int(reached)}, dense {fmt_int(dense.iters_to(self.eps))}"
+            f"iterations to {self.eps:.0e} (of {params['iters']:,}): measured {fmt_int(reached)}, "
+            f"dense {fmt_int(dense.iters_to(self.eps))}"
             + theorem,
             f"numbers sent per worker per iteration: {sent[1]:.3g} of d = {p.d}",
             f"κ = {p.kappa:.3g}, r = {p.r:.3g}",
@@ -204,6 +228,13 @@ class ConvergenceExplorer(Explorer):
         msg = "; ".join(parts) + "."
         if r["bound"] is None:
             msg += " The theorem covers steps up to the theory's; its bound is not drawn."
+        elif reached is None and math.isfinite(pred) and pred > 2 * params["iters"]:
+            msg += (f" The theory's step is tiny for these settings: the theorem needs up to {fmt_int(pred)} "
+                    f"iterations, far more than the {params['iters']:,} drawn, so the curves barely move; "
+                    "a larger step / theory shows the method converge, beyond what the theorem promises.")
+        if method == "is-asgd":
+            msg += (f" IS-ASGD's momentum is defined for steps up to 1/L = {1 / p.L:.3g}; the step slider "
+                    "stops below it.")
         if y[-1] > 1.0:
             msg += " " + message("The error grows: this step is above the stable range.")
         return f'<div style="font-size:90%">{msg}</div>'

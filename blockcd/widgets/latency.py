@@ -1,9 +1,13 @@
-"""The explorers' latency benchmark: ``python -m blockcd.widgets --bench``.
+"""The explorers' latency benchmark: ``python -m blockcd.widgets --bench [--live]``.
 
 :func:`bench` replays a fixed list of slider moves through each explorer's
 observer and reports the median and 90th percentile of the callback time, wall
-clock and CPU.  Nothing here draws or computes for the book; the library's own
-benchmark is :mod:`blockcd.bench`.
+clock and CPU (the kernel's side).  With ``--live``, :func:`blockcd.widgets.live.bench_live`
+also runs every chapter with an explorer in a real JupyterLab and reports the
+median of five times from the last of three key presses on the explorer's first
+slider to the redrawn figure in Chromium (what a reader waits for).  Nothing
+here draws or computes for the book; the library's own benchmark is
+:mod:`blockcd.bench`.
 """
 
 from __future__ import annotations
@@ -82,11 +86,19 @@ def main(argv=None) -> int:
 
     ap = argparse.ArgumentParser(prog="python -m blockcd.widgets", description=widgets.__doc__.split("\n")[0])
     ap.add_argument("--bench", action="store_true", help="time the callbacks of every explorer")
+    ap.add_argument("--live", action="store_true",
+                    help="also time key press -> redrawn figure in JupyterLab and Chromium (needs both)")
     ap.add_argument("names", nargs="*", help=f"explorers to time (default all: {', '.join(EXPLORERS)})")
     args = ap.parse_args(argv)
     if not args.bench:
         ap.print_help()
         return 0
+    names = [check_choice("name", n, tuple(EXPLORERS)) for n in args.names]
     mpl.use("Agg")
-    bench(args.names or None)
+    bench(names or None)
+    if args.live:
+        from . import live
+
+        print(flush=True)
+        live.bench_live(names=names or None)
     return 0

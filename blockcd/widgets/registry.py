@@ -15,10 +15,10 @@ from .tradeoff import tradeoff_explorer
 from .variance import variance_explorer
 
 NOTE = (
-    '<p style="font-size:90%;margin:0.3em 0 0.6em 0"><b>To move the sliders</b> the page needs a running '
-    "kernel: open the chapter live with the launch button (rocket icon) at the top of the page "
-    "(Binder or Colab), or clone the repository, <code>pip install -e .</code> and run "
-    "<code>jupyter lab</code>. The figure above plays a pre-computed sweep and needs no kernel.</p>"
+    '<p class="blockcd-note" style="font-size:90%;margin:0.3em 0 0.6em 0">The figure above plays a '
+    "pre-computed sweep and needs no kernel. <b>To move the sliders</b> the page needs a running kernel: open "
+    "the chapter live with the launch button (rocket icon) at the top of the page (Binder or Colab), or clone "
+    "the repository, run <code>pip install -r requirements.txt</code> and <code>jupyter lab book/</code>.</p>"
 )
 
 
@@ -35,6 +35,10 @@ EXPLORERS = {
 
 def show(name: str, **kwargs) -> None:
     """Display an explorer: a kernel-free moving figure, a note on running live, and the live widget.
+
+    The sweep and the note are for pages without a kernel (the book's HTML); the
+    sweep's style sheet hides both in JupyterLab, where the live explorer below
+    them is what moves.
 
     Parameters
     ----------

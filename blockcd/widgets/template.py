@@ -14,7 +14,7 @@ import numpy as np
 from .. import plotting, theory
 from .._validate import check_choice, check_int, check_seed
 from ..methods import BYTES_PER_NUMBER
-from .base import BlocksExplorer, fmt_int
+from .base import BlocksExplorer, fmt_int, nice_ceil
 from .cache import PROBLEMS, cached_problem, cached_run
 
 
@@ -63,14 +63,14 @@ class TemplateExplorer(BlocksExplorer):
             bar.set_height(v)
             txt.set_position((bar.get_x() + bar.get_width() / 2, v))
             txt.set_text(f"{v:,.0f}")
-        ax1.set_ylim(0, max(recv) * 1.2)
-        k = np.arange(h.iters + 1)
-        art["dense"].set_data(k, hd.dist2 / hd.dist2[0])
-        art["sparse"].set_data(k, h.dist2 / h.dist2[0])
+        ax1.set_ylim(0, nice_ceil(max(recv) * 1.2))  # 1, 2 or 5 x 10^k: most moves keep the background
+        # each run stops once below the panel (cache.FLOOR)
+        art["dense"].set_data(np.arange(hd.iters + 1), hd.dist2 / hd.dist2[0])
+        art["sparse"].set_data(np.arange(h.iters + 1), h.dist2 / h.dist2[0])
         art["sparse"].set_label("IBCD, chosen τ")
-        art["sparse"].set_markevery(max(1, h.iters // 8))
-        art["dense"].set_markevery(max(1, h.iters // 8))
-        ax2.set_xlim(0, h.iters)
+        art["sparse"].set_markevery(max(1, self._iters // 8))
+        art["dense"].set_markevery(max(1, self._iters // 8))
+        ax2.set_xlim(0, self._iters)
         ax2.legend(loc="lower left", fontsize=8)
         self._label(art, f"n = {n}, m = {m}, τ = {tau}, d = {d}")
         self.last = {"history": h, "dense": hd, "received": recv}

@@ -39,15 +39,17 @@ class TimeExplorer(Explorer):
 
     def _controls(self, *, link, model, bandwidth, latency, n, d, tau):
         return {
-            "link": W.Dropdown(options=[*network.LINKS, "custom"], value=link, description="link"),
-            "model": W.Dropdown(options=[*network.MODELS, "custom"], value=model, description="model"),
+            # presets only: when the sliders match none, the dropdown is blank (value None)
+            "link": W.Dropdown(options=list(network.LINKS), value=link, description="link"),
+            "model": W.Dropdown(options=list(network.MODELS), value=model, description="model"),
             "n": int_slider("workers n", n, 2, 256),
-            "bandwidth": W.FloatLogSlider(value=bandwidth, base=10, min=0, max=2, step=0.05,
-                                          description="Gbit/s", continuous_update=False, style=style_box()),
+            # steps of 1, 2 (2.5), 5 x 10^k that include every preset, so each preset lies on its slider
+            "bandwidth": W.SelectionSlider(options=_steps(BANDWIDTHS), value=bandwidth, description="Gbit/s",
+                                           continuous_update=False, style=style_box()),
             "latency": W.FloatLogSlider(value=latency, base=10, min=0, max=3, step=0.1,
                                         description="latency µs", continuous_update=False, style=style_box()),
-            "d": W.FloatLogSlider(value=d, base=10, min=5, max=9, step=0.1, description="parameters d",
-                                  continuous_update=False, style=style_box(), readout_format=".2g"),
+            "d": W.SelectionSlider(options=_steps(SIZES), value=d, description="parameters d",
+                                   continuous_update=False, style=style_box()),
             "tau": int_slider("sent τ", tau, 1, self._m),
         }
 
@@ -57,19 +59,20 @@ class TimeExplorer(Explorer):
         self._syncing = True
         try:
             c = self.controls
-            if change["owner"] is c["link"] and change["new"] in network.LINKS:
+            if change["owner"] is c["link"] and change["new"] is not None:
                 lk = network.LINKS[change["new"]]
                 c["bandwidth"].value = lk["bandwidth"] / 1e9
                 c["latency"].value = lk["latency"] * 1e6
-            elif change["owner"] is c["model"] and change["new"] in network.MODELS:
+            elif change["owner"] is c["model"] and change["new"] is not None:
                 c["d"].value = network.MODELS[change["new"]]
             elif change["owner"] in (c["bandwidth"], c["latency"]):
-                c["link"].value = "custom"
+                c["link"].value = _preset(network.LINKS, lambda v: (v["bandwidth"] / 1e9, v["latency"] * 1e6),
+                                          (c["bandwidth"].value, c["latency"].value))
             elif change["owner"] is c["d"]:
-                c["model"].value = "custom"
+                c["model"].value = _preset(network.MODELS, lambda v: (v,), (c["d"].value,))
         finally:
             self._syncing = False
-        self.refresh()
+        self._schedule()
 
     def _setup(self, fig):
         ax1, ax2 = fig.subplots(1, 2)
@@ -149,6 +152,25 @@ class TimeExplorer(Explorer):
     def _frames(self):
         base = self.params()
         return [dict(base, bandwidth=b) for b in np.geomspace(1, 100, 9)]
+
+
+#: the bandwidth slider's steps (Gbit/s): 1, 2, 5 x 10^k and the links' presets
+BANDWIDTHS = tuple(sorted({1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0} | {v["bandwidth"] / 1e9 for v in network.LINKS.values()}))
+#: the model-size slider's steps: 1, 2, 5 x 10^k from 10^5 to 10^9 and the models' presets
+SIZES = tuple(sorted({f * 10**e for e in range(5, 10) for f in (1, 2, 5) if f * 10**e <= 10**9}
+                     | set(network.MODELS.values())))
+
+
+def _steps(values) -> list[tuple[str, float]]:
+    return [(f"{v:g}", v) for v in values]
+
+
+def _preset(presets: dict, values, current: tuple):
+    """The name of the preset whose slider values are ``current`` (within 1%), or None."""
+    for name, v in presets.items():
+        if all(abs(a - b) <= 0.01 * abs(a) for a, b in zip(values(v), current)):
+            return name
+    return None
 
 
 def time_explorer(link: str = "10 Gbit/s cloud network, 100 us", model: str = "ResNet-50, 2.6 x 10^7",
