@@ -171,10 +171,7 @@ class Recorder:
             self.blocks_sent[k + 1] = self.blocks_sent[k] + sent
         if mask is None and chosen is None:
             per = mean = float(self.blocks.d)
-        elif self.counted:
-            per = mask @ self.blocks.sizes
-            mean = float(np.mean(per))
-        elif self.blocks.equal:
+        elif self.blocks.equal and not self.counted:  # tau equal blocks each (a Bernoulli mask: counted)
             per = mean = float(self.tau * (self.blocks.d // self.blocks.m))
         else:
             per = mask @ self.blocks.sizes if chosen is None else self.blocks.sizes[chosen].sum(axis=1)

@@ -27,15 +27,14 @@ from urllib.parse import urldefrag, urljoin, urlparse
 import pytest
 import yaml
 
+from blockcd.widgets.live import CHROMIUM_FLAGS, chromium
+
 ROOT = Path(__file__).resolve().parents[1]
 HTML = ROOT / "_build" / "html"
 SHOTS = ROOT / "_build" / "screenshots"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM = chromium()
 REQUIRED = os.environ.get("BLOCKCD_REQUIRE_BROWSER") == "1"
-FLAGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]
+FLAGS = CHROMIUM_FLAGS  # the live test's flags too: one set for both browser tests
 
 if CHROMIUM is None:
     msg = "Chromium is not installed (Debian: apt-get install chromium)"
