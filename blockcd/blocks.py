@@ -31,6 +31,7 @@ PURPOSE_FEW_BLOCKS = 2
 PURPOSE_FEW_FALLBACK = 3
 PURPOSE_DDP = 4  # blockcd.torch: one stream per gradient bucket, key (seed, 4, bucket index)
 PURPOSE_BERNOULLI = 5  # IBGD: whether worker i sends at iteration k
+PURPOSE_SHARED_ROWS = 6  # shared-data ISAGA: the n distinct functions of iteration k
 #: block choices are drawn from about tau uniforms, not m, when m >= FEW_M and 16 tau <= m
 FEW_M = 512
 
@@ -347,6 +348,35 @@ class Minibatches:
         if li < self.l_max:
             u = np.where(np.arange(self.l_max) >= li, 2.0, u)
         return np.argpartition(u, self.b - 1)[: self.b]
+
+
+class SharedRows:
+    """n distinct functions of the N per iteration, drawn without replacement: shared-data ISAGA's sampling.
+
+    At iteration k the N uniforms of one counter stream (a function of
+    (seed, k) alone) order the functions; worker i takes the i-th smallest,
+    so j_1, ..., j_n are a uniformly random ordered n-subset of the N.  ``draw(k)``
+    gives all n at once, shape (n, 1); ``worker(k, i)`` regenerates worker i's
+    alone, bit for bit (it draws the same N uniforms: every worker must know
+    the others' choices to avoid them).
+    """
+
+    def __init__(self, N: int, n: int, seed: int = 0):
+        self.N = check_int("N", N, 1)
+        self.n = check_int("n", n, 1, self.N)
+        self.stream = CounterStream(seed, PURPOSE_SHARED_ROWS, 1, self.N)
+
+    def _pick(self, u: np.ndarray) -> np.ndarray:
+        j = np.argpartition(u, self.n - 1)[: self.n] if self.n < self.N else np.arange(self.N)
+        return j[np.argsort(u[j], kind="stable")]
+
+    def draw(self, k: int) -> np.ndarray:
+        """(n, 1): row i is the function worker i samples at iteration k."""
+        return self._pick(self.stream.draw(k)[0])[:, None]
+
+    def worker(self, k: int, i: int) -> np.ndarray:
+        """(1,): the function worker i samples at iteration k, from (seed, k) alone."""
+        return self._pick(self.stream.worker_uniforms(k, 0))[i : i + 1]
 
 
 def sparsify(

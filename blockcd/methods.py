@@ -24,9 +24,10 @@ import numpy as np
 
 from . import registry, theory
 from ._validate import check_choice, check_float, check_int, check_seed, check_vector
-from .blocks import BernoulliSampler, Blocks, BlockSampler, Minibatches, partition
+from .blocks import BernoulliSampler, Blocks, BlockSampler, Minibatches, SharedRows, partition
 from .history import BLOWUP, BYTES_PER_NUMBER, DivergenceError, History, Recorder
 from .problems import Problem
+from .rules import Received
 
 __all__ = ["ALIASES", "BLOWUP", "BYTES_PER_NUMBER", "METHODS", "DivergenceError", "History", "Partial", "Sent",
            "Setup", "run", "setup"]
@@ -67,8 +68,13 @@ class Setup:
             return BernoulliSampler(self.problem.n, self.m, self.tau / self.m, self.seed)
         return BlockSampler(self.problem.n, self.m, self.tau, self.seed, self.sampling)
 
-    def minibatches(self) -> Minibatches | None:
-        """A fresh minibatch stream for the stochastic methods; ``None`` for the others."""
+    def minibatches(self) -> Minibatches | SharedRows | None:
+        """A fresh minibatch stream for the stochastic methods; ``None`` for the others.
+
+        For shared-data ISAGA: n distinct functions of the N per round (:class:`blockcd.blocks.SharedRows`).
+        """
+        if self.method.shared_data:
+            return SharedRows(self.problem.N, self.problem.n, self.seed)
         return Minibatches(self.problem.sizes, self.batch, self.seed) if self.method.minibatch else None
 
     def recorder(self) -> Recorder:
@@ -93,6 +99,13 @@ def setup(problem, method, *, m, tau, step=None, iters, seed=0, sampling="indepe
         takes = _listed(e.name for e in registry.REGISTRY.values() if e.prox)
         raise ValueError(f"{spec.name!r} does not take a regulariser (the problem has reg = {problem.reg!r}): its "
                          f"theory does not cover R; the methods that accept one (a prox step): {takes}")
+    if spec.shared_data:
+        if not problem.shared_data:
+            raise ValueError(f"{spec.name!r} needs shared data: every worker reads all N functions; build the "
+                             f"problem with split='identical' (alias 'shared'), got split = {problem.split!r}")
+        if problem.n > problem.N:
+            raise ValueError(f"{spec.name!r} draws n distinct functions of the N per round: n = {problem.n} "
+                             f"workers need n <= N = {problem.N}")
     d = problem.d
     m = check_int("m", m, 1, d)
     tau = check_int("tau", tau, 1, m)
@@ -210,6 +223,7 @@ def _simulate(s: Setup) -> History:
     partial = tau <= PARTIAL_SHARE * s.m and o.entries >= PARTIAL_ENTRIES
     master = rule.master_init(s.x0, p, s.step)
     worker = rule.worker_init(o, s.x0)
+    apart = rule.per_worker
     for k in range(s.iters):
         x = rule.point(master)
         idx = None if batches is None else batches.draw(k)
@@ -217,6 +231,8 @@ def _simulate(s: Setup) -> History:
         if tau < s.m:  # few blocks of many: the indices, never an (n, m) mask
             chosen, mask = (sampler.choices(k), None) if sampler.few else (None, sampler.masks(k))
         total, fx = rule.send(o, worker, x, idx, Sent(blocks, mask, indexed, partial, chosen, s.gap))
+        if apart:  # the n messages apart (a Received), with the rows the workers sampled
+            total.idx = idx
         if rec.point(k, rule.iterate(master), fx):
             return rec.history(rule.iterate(master), s.seed)
         rec.sent(k, mask, chosen)
@@ -270,6 +286,7 @@ class Sent:
     def __init__(self, blocks, mask, indexed: bool, partial: bool = False, chosen=None, want_f: bool = True):
         self.d, self.mask, self.where, self.who, self.cols = blocks.d, mask, None, None, None
         self.want_f = want_f
+        self.n = mask.shape[0] if mask is not None else None if chosen is None else chosen.shape[0]
         sparse = mask is not None or chosen is not None
         self.partial = partial and sparse
         if not sparse:
@@ -326,6 +343,16 @@ class Sent:
         if self.where is not None and not isinstance(D, Partial):
             return np.add.reduce(D, axis=0, where=self.where)
         return np.bincount(self.cols, weights=self._entries(D), minlength=self.d)
+
+    def send_each(self, D):
+        """The n messages apart (:class:`blockcd.rules.Received`, for a ``per_worker`` rule): D on the sent entries."""
+        if self.who is None and self.where is None:
+            return Received(D.values if isinstance(D, Partial) else D, None)
+        if self.where is not None and not isinstance(D, Partial):
+            return Received(D, np.broadcast_to(self.where, D.shape))
+        values = np.zeros((self.n, self.d))
+        values[self.who, self.cols] = self._entries(D)
+        return Received(values, self.sent_mask(values.shape))
 
     def send_shifted(self, G, h):
         """Send D_i = G_i - h_i on the chosen blocks: h_i += P_{S_i} D_i in place, return sum_i P_{S_i} D_i."""

@@ -44,6 +44,9 @@ from .regularizers import Regularizer, prox_gradient
 
 LOSSES = ("ridge", "logistic")
 SPLITS = ("iid", "sorted", "identical", "contiguous")
+#: ``split='shared'`` is the paper's name for ``'identical'``: every worker reads all N functions
+#: (shared data, N = the number of rows, f = (1/N) sum_j f_j); shared-data ISAGA needs it
+SHARED_ALIASES = {"shared": "identical"}
 
 #: dimension up to which eigenvalues and solves are done densely
 DENSE_LIMIT = 3000
@@ -85,7 +88,8 @@ class Problem:
         #: the regulariser R of f = (1/n) sum_i f_i + R (None: no R), held by the master
         self.reg = reg
         self.loss = check_choice("loss", loss, LOSSES)
-        self.split = check_choice("split", split, SPLITS)
+        self.split = check_choice("split", SHARED_ALIASES.get(split, split) if isinstance(split, str) else split,
+                                  SPLITS)
         self.lam = check_float("lam", lam, nonnegative=True)
         seed = check_seed("seed", seed)
         A = check_matrix("A", A)
@@ -468,6 +472,12 @@ class Problem:
         return float(np.mean(np.sum(self.local_grads_star**2, axis=1)))
 
     @property
+    def shared_data(self) -> bool:
+        """True when every worker reads all N rows (``split='identical'``, alias ``'shared'``): then
+        f = (1/N) sum_j f_j with f_j(x) = phi(a_j^T x; t_j) + (lam/2) ||x||^2, each f_i = f."""
+        return self.split == "identical"
+
+    @property
     def interpolating(self) -> bool:
         """True when every worker's gradient vanishes at x* (sigma*^2 ~ 0, relative to L^2 ||x*||^2)."""
         scale = self.L**2 * max(float(self.x_star @ self.x_star), 1e-300)
@@ -543,7 +553,9 @@ def ridge(A, b, *, n_workers: int, lam: float = 0.0, split: str = "iid", seed: i
     lam : float >= 0
     split : {'iid', 'sorted', 'identical', 'contiguous'}
         ``iid`` shuffles the rows; ``sorted`` sorts them by target first
-        (heterogeneous workers); ``identical`` gives every worker all rows;
+        (heterogeneous workers); ``identical`` gives every worker all rows
+        (shared data: ``'shared'`` is accepted for it, the setting of
+        ``'isaga-shared'``, whose N functions f_j are the rows);
         ``contiguous`` keeps the given order.  Worker sizes differ by at most one.
     seed : int
         Seed of the shuffle.

@@ -17,6 +17,7 @@ import numpy as np
 
 from .history import History
 from .methods import Partial, setup
+from .rules import Received
 
 
 class Selection:
@@ -58,6 +59,10 @@ class Selection:
         """The values of g on the chosen coordinates: what goes on the wire."""
         return g if self.coords is None else self._entries(g)
 
+    def send_each(self, g) -> np.ndarray:
+        """For a ``per_worker`` rule: the same values as :meth:`send` (the engine keeps them apart)."""
+        return self.send(g)
+
     def send_shifted(self, g, h: np.ndarray) -> np.ndarray:
         """Send D = g - h on the chosen coordinates and overwrite h there (h += D)."""
         c = self.coords
@@ -88,10 +93,12 @@ def run(problem, method: str, *, m: int, tau: int, step: float | None = None, it
     workers = [problem.worker(i) for i in range(n)]
     states = [rule.worker_init(w, s.x0) for w in workers]
     master = rule.master_init(s.x0, problem, s.step)
+    apart = rule.per_worker
     for k in range(s.iters):
         x = rule.point(master)                                # broadcast
         total = np.zeros(problem.d)
         mask = np.zeros((n, s.m), dtype=bool)
+        messages, rows = [], []
         for i, (w, state) in enumerate(zip(workers, states)):
             chosen = sampler.worker_blocks(k, i)              # worker i's tau blocks, from (seed, i, k)
             mask[i, chosen] = True
@@ -100,7 +107,13 @@ def run(problem, method: str, *, m: int, tau: int, step: float | None = None, it
             coords = None if chosen.size == s.m else blocks.coords(chosen)
             idx = None if batches is None else batches.worker(k, i)
             values, _ = rule.send(w, state, x, idx, Selection(coords))
-            add_sent(total, coords, values)                   # the master receives and adds
+            if apart:                                         # the master keeps worker i's message apart
+                messages.append((coords, values))
+                rows.append(idx)
+            else:
+                add_sent(total, coords, values)               # the master receives and adds
+        if apart:
+            total = Received.gather(problem.d, messages, np.stack(rows))
         if rec.point(k, rule.iterate(master)):
             break
         rec.sent(k, None if s.tau == s.m else mask)

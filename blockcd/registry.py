@@ -31,6 +31,8 @@ class Method:
         (``problems.ridge(..., reg=R)``); the others reject such a problem
     bernoulli : whether a worker sends all m blocks with probability tau/m, or none
         (:class:`blockcd.blocks.BernoulliSampler`), instead of tau of the m blocks
+    shared_data : whether every worker reads all N functions (a problem with ``split='identical'``, alias
+        ``'shared'``) and the engine draws n distinct of them per round (:class:`blockcd.blocks.SharedRows`)
     chapter : the chapter that derives it ("" while no chapter does)
     """
 
@@ -43,6 +45,7 @@ class Method:
     shifts: bool = False
     prox: bool = False
     bernoulli: bool = False
+    shared_data: bool = False
     chapter: str = ""
 
 
@@ -53,8 +56,11 @@ _ENTRIES = (
     Method("is-saga", "IS-SAGA", rules.ISSAGA(), aliases=("saga",), minibatch=True, shifts=True,
            chapter="06_heterogeneous"),
     Method("is-asgd", "IS-ASGD", rules.ISASGD(), aliases=("asgd",), chapter="07_is_asgd"),
-    Method("ibgd", "IBGD", rules.IBGD(), samplings=("independent",), bernoulli=True),
-    Method("isaga-local", "distributed ISAGA", rules.ISAGALocal(), samplings=("independent",), minibatch=True),
+    Method("ibgd", "IBGD", rules.IBGD(), samplings=("independent",), bernoulli=True, chapter="04_ibcd"),
+    Method("isaga-local", "distributed ISAGA", rules.ISAGALocal(), samplings=("independent",), minibatch=True,
+           chapter="06_heterogeneous"),
+    Method("isaga-shared", "shared-data ISAGA", rules.ISAGAShared(), samplings=("independent",), shared_data=True,
+           chapter="06_heterogeneous"),
 )
 
 #: name -> Method

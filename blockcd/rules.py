@@ -25,6 +25,13 @@ receives ``total`` = sum_i P_{S_i} D_i (unscaled) with ``scale`` = m/(tau n).
 simulator records it), else None.  A rule never draws random numbers: the
 engine draws the block choices and minibatches (``idx``) from the seed.
 
+A rule whose master needs each worker's message apart, not only their sum
+(``per_worker = True``: shared-data ISAGA, whose table entry j_i takes worker
+i's blocks), sends through ``sel.send_each`` instead of ``sel.send``; every
+engine then hands ``step`` a :class:`Received` (the n messages as rows of an
+(n, d) array, which coordinates each worker sent, and the rows ``idx`` the
+workers sampled) in place of ``total``.  The other rules never build it.
+
 Adding a method is one rule here and one entry in :mod:`blockcd.registry`.
 """
 
@@ -37,11 +44,46 @@ from types import SimpleNamespace as State
 import numpy as np
 
 
+class Received:
+    """The n workers' messages of one round, apart: what a ``per_worker`` rule's master steps on.
+
+    Attributes
+    ----------
+    values : (n, d) array; row i holds what worker i sent on its coordinates (entries outside ``mask`` are not read)
+    mask : (n, d) booleans, True where worker i sent (None: every worker sent every coordinate, tau = m)
+    idx : (n, b) array of the rows the workers sampled this round (None for a method without samples)
+    """
+
+    __slots__ = ("values", "mask", "idx")
+
+    def __init__(self, values: np.ndarray, mask: np.ndarray | None, idx=None):
+        self.values, self.mask, self.idx = values, mask, idx
+
+    @classmethod
+    def gather(cls, d: int, messages, idx=None) -> Received:
+        """From the messages (coords, values) of workers 0..n-1 as they arrive (coords None: all d)."""
+        messages = list(messages)
+        values = np.zeros((len(messages), d))
+        dense = all(c is None for c, _ in messages)
+        mask = None if dense else np.zeros((len(messages), d), dtype=bool)
+        for i, (c, v) in enumerate(messages):
+            if c is None:
+                values[i] = v
+                if mask is not None:
+                    mask[i] = True
+            else:
+                values[i, c] = v
+                mask[i, c] = True
+        return cls(values, mask, idx)
+
+
 class Rule:
     """A method's update rule; subclasses override what differs from plain IBCD-style averaging."""
 
     #: registry name (see :mod:`blockcd.registry`)
     name = ""
+    #: whether the master steps on each worker's message apart (a :class:`Received`), not on their sum
+    per_worker = False
 
     def master_init(self, x0: np.ndarray, problem, step: float) -> State:
         """The master's state at the start (by default just the iterate x)."""
@@ -201,6 +243,66 @@ class ISAGALocal(Rule):
         np.put_along_axis(w.table, idx[..., None], np.where(M[..., None, :], new, old), axis=-2)
         w.avg = w.avg + np.where(M, diff.sum(axis=-2), 0.0) / o.row_sizes
         return sel.send(g), None
+
+
+class ISAGAShared(Rule):
+    r"""ISAGA with shared data (the paper's Algorithm 4): one SAGA table of N d-vectors, block sampling.
+
+    Every worker reads all N functions f_j (a problem with ``split='identical'``,
+    alias ``'shared'``).  Each round the engine draws n distinct functions
+    j_1, ..., j_n without replacement (:class:`blockcd.blocks.SharedRows`);
+    worker i computes grad f_{j_i}(x) on its tau sampled blocks and sends those
+    blocks.  The master holds the table alpha_1, ..., alpha_N (at the start
+    grad f_j(x^0)) and its mean ``avg``; with worker i's blocks U_i it forms
+    P_{U_i}(grad f_{j_i}(x) - alpha_{j_i} + avg), steps on their sum rescaled
+    by m/(tau n) as IBCD, and overwrites the blocks U_i of alpha_{j_i} with what
+    worker i sent (the j_i are distinct, so no entry is written twice).
+
+    The mean is avg = (1/N) sum_j alpha_j.  The paper's Algorithm 4 writes
+    (1/n) sum_{j=1}^N alpha_j in its line 12; its line 2 sets the same mean with
+    1/N, and only 1/N makes the step unbiased, E[grad f_{j_i}(x) - alpha_{j_i}]
+    + avg = grad f(x) (j_i is uniform over the N functions), as SAGA and the
+    theorem's Lyapunov argument need; with 1/n the estimate would be off by
+    (N/n - 1) avg, which does not vanish at x*.  So the code divides by N.
+
+    With tau = m it is minibatch SAGA with n samples drawn without
+    replacement.  The table costs N d numbers at the master; a worker keeps no state.
+    """
+
+    name = "isaga-shared"
+    per_worker = True
+    #: numbers the table may hold (8 bytes each: 2 GiB)
+    MAX_TABLE = 1 << 28
+
+    def master_init(self, x0, problem, step):
+        if not problem.shared_data:
+            raise ValueError(f"isaga-shared needs shared data (every worker reads all N functions, split="
+                             f"'identical' or 'shared'), got split = {problem.split!r}")
+        o = problem.worker(0)  # shared data: one worker's rows are all N functions
+        if o.l * o.d > self.MAX_TABLE:
+            raise ValueError(f"isaga-shared keeps one d-vector per function: N d = {o.l * o.d} numbers exceed "
+                             f"{self.MAX_TABLE}")
+        table = o.gradient_table(x0)
+        if o.lam:
+            table = table + o.lam * x0
+        return State(x=x0, table=table, avg=table.mean(axis=0))
+
+    def send(self, o, w, x, idx, sel):
+        return sel.send_each(sel.minibatch_grads(o, x, idx)), None  # grad f_{j_i}(x) on the blocks U_i
+
+    def step(self, s, got, scale, step, n):
+        J = got.idx[:, 0]
+        old = s.table[J]
+        if got.mask is None:
+            diff = got.values - old
+            s.table[J] = got.values
+            g = (diff + s.avg).sum(axis=0)
+        else:
+            diff = np.where(got.mask, got.values - old, 0.0)
+            s.table[J] = np.where(got.mask, got.values, old)
+            g = np.where(got.mask, diff + s.avg, 0.0).sum(axis=0)
+        s.avg = s.avg + diff.sum(axis=0) / s.table.shape[0]
+        s.x = s.x - step * (g * scale)
 
 
 class ISASGD(Rule):

@@ -16,6 +16,7 @@ isega      L + 6 omega L_max / n                        1 / L(tau)
 is-saga    L + 36 (m/tau) L_loc(b) / n                  1 / L(tau)
 is-asgd    rho(tau) L,  rho = 1 + omega rho0 / n        eta = 1 / L(tau)
 isaga-l.   L_s (1 + 4 m / (tau n))                       1 / L(tau)
+isaga-s.   L_s (1 + 4 m / (tau n))                       1 / L(tau)
 =========  ==========================================  ===================
 
 with omega = m/tau - 1 and L_loc(b) the largest local expected smoothness of a
@@ -29,7 +30,13 @@ paper's Theorem 5 (one row per worker and iteration; L_s = max_ij L_ij; under
 its Assumption 2, interpolation): with q = tau/m, a paper step gamma_p <=
 1/(L_s (3/n + q)) is q gamma_p in the book's units, and the book takes
 gamma_p = 1/(L_s (4/n + q)), which at q = 1/n is the step n/(5 L_s) of the
-paper's Corollary 4.  See :func:`isaga_local_constants`.  The constants 6 and 36 come from Young's
+paper's Corollary 4.  See :func:`isaga_local_constants`.
+
+``isaga-shared`` (the paper's shared-data ISAGA, Algorithm 4: every worker
+reads all N functions f_j, n distinct of them per round) takes the same step
+from the paper's Theorem 2 (L_s = max_j L_j, one constant for every f_j),
+which needs no interpolation; at q = 1/n it is Corollary 2's n/(5 L_s).  See
+:func:`isaga_shared_constants`.  The constants 6 and 36 come from Young's
 inequality in the book's proofs and are loose (chapter 6).
 """
 
@@ -132,8 +139,14 @@ def expected_smoothness(problem, method: str, m: int, tau: int, *, batch: int | 
     m, tau = _m_tau(problem, m, tau)
     sampling = check_choice("sampling", sampling, ("independent", "shared"))
     w, n, L = omega(m, tau), problem.n, problem.L
-    if method in ("ibgd", "isaga-local") and sampling != "independent":
+    if method in ("ibgd", "isaga-local", "isaga-shared") and sampling != "independent":
         raise ValueError(f"{method}'s theory covers independent choices only: sampling must be 'independent'")
+    if method == "isaga-shared":
+        _check_shared(problem)
+        if batch not in (None, 1):
+            raise ValueError(f"isaga-shared samples one function per worker (the paper's Algorithm 4), got "
+                             f"batch = {batch}")
+        return _local_L(problem, 1) * (1.0 + 4.0 * m / (tau * n))
     if method == "isaga-local":
         if batch not in (None, 1):
             raise ValueError(f"isaga-local's theory (the paper's Theorem 5) covers batch = 1, got batch = {batch}; "
@@ -168,6 +181,12 @@ def step_size(problem, method: str, m: int, tau: int, *, batch: int | None = Non
     return 1.0 / (2.0 * Lt) if method in ("ibcd", "ibgd", "is-sgd") else 1.0 / Lt
 
 
+def _check_shared(problem) -> None:
+    if not problem.shared_data:
+        raise ValueError("isaga-shared's theory (the paper's Theorem 2) is for shared data, every worker reading "
+                         f"all N functions (split='identical' or 'shared'); got split = {problem.split!r}")
+
+
 def paper_step(problem, method: str, m: int, tau: int) -> float:
     r"""The step of the paper's theorem for ``method``, converted to the book's units.
 
@@ -185,6 +204,11 @@ def paper_step(problem, method: str, m: int, tau: int) -> float:
     - isega (Theorem 3, with or without a regulariser R): the paper's g_i is
       already rescaled by 1/q, so no conversion:
       :math:`\gamma = \min\{1/(4L(1 + 1/(nq))),\ 1/(\mu/q + 4L/(nq))\}`.
+    - isaga-shared (Theorem 2, shared data, no interpolation needed): the theorem
+      allows :math:`\gamma_{paper} \le 1/(L(3/n + q))`, at which its rate is 0
+      (see :func:`isaga_shared_constants`); its Corollary 2 takes n/(5L) at
+      q = 1/n, i.e. :math:`\gamma_{paper} = 1/(L(4/n + q))`, taken here for every q;
+      in the book's units q/(L(4/n + q)), the book's step.
 
     Raises ``ValueError`` for a method without such a theorem here.
     """
@@ -195,7 +219,11 @@ def paper_step(problem, method: str, m: int, tau: int) -> float:
         return q * n / (q * n + 2.0 * (1.0 - q)) / (2.0 * L1)
     if method == "isega":
         return min(1.0 / (4.0 * L1 * (1.0 + 1.0 / (n * q))), 1.0 / (problem.mu / q + 4.0 * L1 / (n * q)))
-    raise ValueError(f"paper_step covers 'ibcd', 'ibgd' and 'isega' (Theorems 1, 4 and 3), not {method!r}")
+    if method == "isaga-shared":
+        _check_shared(problem)
+        return q / (_local_L(problem, 1) * (4.0 / n + q))
+    raise ValueError(f"paper_step covers 'ibcd', 'ibgd', 'isega' and 'isaga-shared' (Theorems 1, 4, 3 and 2), "
+                     f"not {method!r}")
 
 
 def paper_iterations(problem, method: str, m: int, tau: int, eps: float, *, x0=None) -> float:
@@ -206,11 +234,16 @@ def paper_iterations(problem, method: str, m: int, tau: int, eps: float, *, x0=N
     isega (Theorem 3): :math:`(1 - \gamma\mu)^k \Phi^0` with
     :math:`\Phi^0 = \|x^0 - x^\star\|^2 + \frac{\gamma}{2Lqn}\sum_i\|h_i^0 - \nabla f_i(x^\star)\|^2`
     and h_i^0 = 0, L = L_max.
+    isaga-shared (Theorem 2): :math:`(1 - \vartheta)^k (\|x^0 - x^\star\|^2 + c\gamma_p^2\Psi^0)`,
+    the constants of :func:`isaga_shared_constants` (the same as :func:`predicted_iterations`:
+    the book has no finer bound for it).
     """
     method = _method(method)
     m, tau = _m_tau(problem, m, tau)
     eps = check_float("eps", eps, positive=True)
     g = paper_step(problem, method, m, tau)
+    if method == "isaga-shared":
+        return predicted_iterations(problem, method, m, tau, eps, step=g, x0=x0)
     x0 = np.zeros(problem.d) if x0 is None else check_vector("x0", x0, problem.d, "the problem dimension d")
     D0 = float(np.sum((x0 - problem.x_star) ** 2))
     phi0 = D0
@@ -242,7 +275,8 @@ def rate(problem, method: str, m: int, tau: int, *, step: float | None = None, b
     ibcd, ibgd, is-sgd: 1 - step mu; isega: max(1 - step mu, 1 - tau/(2m));
     is-saga: max(1 - step mu, 1 - b/(2 l_max), 1 - tau/(2m));
     is-asgd: 1 - sqrt(mu eta / rho) with rho = 1/(eta L);
-    isaga-local: 1 - theta of :func:`isaga_local_constants` (1 where the theorem gives no rate).
+    isaga-local: 1 - theta of :func:`isaga_local_constants` (1 where the theorem gives no rate);
+    isaga-shared: 1 - theta of :func:`isaga_shared_constants`.
     """
     method = _method(method)
     m, tau = _m_tau(problem, m, tau)
@@ -253,6 +287,8 @@ def rate(problem, method: str, m: int, tau: int, *, step: float | None = None, b
         return 1.0 - math.sqrt(mu * g / rho_)
     if method == "isaga-local":
         return 1.0 - isaga_local_constants(problem, m, tau, g)[2]
+    if method == "isaga-shared":
+        return 1.0 - isaga_shared_constants(problem, m, tau, g)[2]
     q = 1.0 - g * mu
     if method == "isega":
         q = max(q, 1.0 - tau / (2.0 * m))
@@ -283,6 +319,32 @@ def isaga_local_constants(problem, m: int, tau: int, step: float) -> tuple[float
     return c, gp, max(theta, 0.0)
 
 
+def isaga_shared_constants(problem, m: int, tau: int, step: float) -> tuple[float, float, float]:
+    r"""Theorem 2's constants (c, gamma_p, theta) for isaga-shared at the book's ``step``.
+
+    With q = tau/m, L_s = max_j L_j over the N functions and the paper's step
+    :math:`\gamma_p = \gamma/q`: :math:`c = rac{1}{n}(rac{1}{\gamma_p L_s} - rac{1}{n} - q)`
+    and :math:`artheta = q \min\{\gamma_p\mu,\ rac{n}{N}(1 - rac{2}{n^2 c})\}`; the
+    Lyapunov function :math:`\|x - x^\star\|^2 + c\gamma_p^2\Psi`,
+    :math:`\Psi = \sum_{j=1}^N \|lpha_j - 
+abla f_j(x^\star)\|^2`, contracts by 1 - theta per
+    iteration.  These are Theorem 5's with the refresh probability of a table entry, n/N
+    (one of the n drawn), in place of 1/l; at q = 1/n and gamma_p = n/(5 L_s) they give the
+    paper's Corollary 2, c = 3/n^2 and theta = min{mu/(5 L_s), 1/(3N)}.  theta = 0 (no rate)
+    when c <= 0 or gamma_p >= 1/(L_s(3/n + q)).
+    """
+    _check_shared(problem)
+    m, tau = _m_tau(problem, m, tau)
+    step = check_float("step", step, positive=True)
+    q, n, N, Ls = tau / m, problem.n, problem.N, _local_L(problem, 1)
+    gp = step / q
+    c = (1.0 / (gp * Ls) - 1.0 / n - q) / n
+    if c <= 0:
+        return c, gp, 0.0
+    theta = q * min(gp * problem.mu, (n / N) * (1.0 - 2.0 / (n * n * c)))
+    return c, gp, max(theta, 0.0)
+
+
 def _table_distance2(problem, x0) -> float:
     """Psi^0 = sum_i sum_j ||grad f_ij(x0) - grad f_ij(x*)||^2, from each worker's own rows."""
     xs, lam, total = problem.x_star, problem.lam, 0.0
@@ -291,6 +353,13 @@ def _table_distance2(problem, x0) -> float:
         D = w.gradient_table(x0) - w.gradient_table(xs) + lam * (x0 - xs)
         total += float(np.sum(D * D))
     return total
+
+
+def _shared_table_distance2(problem, x0) -> float:
+    """Psi^0 = sum_j ||grad f_j(x0) - grad f_j(x*)||^2 over the N functions every worker reads."""
+    w, xs = problem.worker(0), problem.x_star
+    D = w.gradient_table(x0) - w.gradient_table(xs) + problem.lam * (x0 - xs)
+    return float(np.sum(D * D))
 
 
 def local_variance_star(problem, batch: int) -> float:
@@ -315,6 +384,9 @@ def neighbourhood(problem, method: str, m: int, tau: int, *, step: float | None 
         s2 = ((m / tau) * local_variance_star(problem, b) - problem.sigma_star2) / problem.n
     elif method == "isaga-local":  # Theorem 5 needs interpolation; without it no ball is proved
         return 0.0 if problem.interpolating else math.inf
+    elif method == "isaga-shared":  # Theorem 2: x^k -> x* on any shared-data problem
+        _check_shared(problem)
+        return 0.0
     else:
         return 0.0
     return 2.0 * g * max(s2, 0.0) / problem.mu
@@ -328,7 +400,8 @@ def predicted_iterations(problem, method: str, m: int, tau: int, eps: float, *, 
     Lyapunov function's starting value is taken as ||x^0 - x*||^2.  For
     isaga-local it is ||x^0 - x*||^2 + c gamma_p^2 Psi^0 (Theorem 5), Psi^0 =
     sum_ij ||grad f_ij(x^0) - grad f_ij(x*)||^2 (tables filled at x^0); ``inf``
-    without interpolation.
+    without interpolation.  For isaga-shared, ||x^0 - x*||^2 + c gamma_p^2 Psi^0 (Theorem 2) with
+    Psi^0 = sum_j ||grad f_j(x^0) - grad f_j(x*)||^2 over the N shared functions, on any data.
     """
     method = _method(method)
     m, tau = _m_tau(problem, m, tau)
@@ -355,6 +428,9 @@ def predicted_iterations(problem, method: str, m: int, tau: int, eps: float, *, 
             return math.inf
         c, gp, _ = isaga_local_constants(problem, m, tau, g)
         ratio = eps * D0 / (D0 + c * gp * gp * _table_distance2(problem, x0))
+    elif method == "isaga-shared":
+        c, gp, _ = isaga_shared_constants(problem, m, tau, g)
+        ratio = eps * D0 / (D0 + c * gp * gp * _shared_table_distance2(problem, x0))
     else:
         gap0 = problem.f(x0) - problem.f_star
         ratio = eps * D0 * problem.mu / (2 * gap0 + problem.mu * D0)
@@ -364,8 +440,12 @@ def predicted_iterations(problem, method: str, m: int, tau: int, eps: float, *, 
 def predicted_ratio(problem, method: str, m: int, tau: int, *, batch: int | None = None) -> float:
     """K(tau)/K(m) from the leading term: L(tau)/L(m) (for IS-ASGD rho(tau)/rho(m) = rho(tau)).
 
-    For IBCD (and IBGD) this is 1 + (m/tau - 1) r / n (the m/n rule, chapter 4).
+    For IBCD (and IBGD) this is 1 + (m/tau - 1) r / n (the m/n rule, chapter 4).  For isaga-shared the
+    rate has two terms (:func:`isaga_shared_constants`): the ratio is log(1 - theta(m)) / log(1 - theta(tau)).
     """
+    if _method(method) == "isaga-shared":
+        return (math.log(rate(problem, method, m, m, batch=batch))
+                / math.log(rate(problem, method, m, tau, batch=batch)))
     return (expected_smoothness(problem, method, m, tau, batch=batch)
             / expected_smoothness(problem, method, m, m, batch=batch))
 

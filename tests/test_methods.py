@@ -18,7 +18,7 @@ from conftest import assert_mc, data, mean_se
 
 import blockcd
 from blockcd import partition, problems, reference, registry, theory
-from blockcd.blocks import PURPOSE_SAMPLES, BernoulliSampler, BlockSampler, CounterStream
+from blockcd.blocks import PURPOSE_SAMPLES, PURPOSE_SHARED_ROWS, BernoulliSampler, BlockSampler, CounterStream
 from blockcd.methods import BYTES_PER_NUMBER, History
 
 ALL = ("ibcd", "is-sgd", "isega", "is-saga", "is-asgd")
@@ -316,6 +316,110 @@ def test_isaga_local_at_tau_m_is_dense_saga(ridge_uneven):
     assert np.max(np.abs(np.sqrt(h.dist2) - np.sqrt(s.dist2))) <= 1e-13 * np.linalg.norm(p.x_star)
 
 
+# ------------------------------------------------- shared-data ISAGA (Algorithm 4)
+@pytest.fixture(scope="module")
+def shared_het():
+    """Shared data (every worker reads all N = 40 functions), heterogeneous functions: grad f_j(x*) != 0."""
+    return problems.synthetic(4, 10, 8, heterogeneity=1.0, cond=5, lam=0.05, split="shared", seed=3)
+
+
+def function_grads(p, x):
+    """(N, d): grad f_j(x) for the N functions of a shared-data problem, from its rows."""
+    w = p.worker(0)
+    return w.gradient_table(x) + p.lam * x
+
+
+def shared_rows(seed, k, N, n):
+    """The n distinct functions of iteration k: the n smallest of N uniforms of (seed, k), in increasing order."""
+    u = CounterStream(seed, PURPOSE_SHARED_ROWS, 1, N).draw(k)[0]
+    return np.argsort(u, kind="stable")[:n]
+
+
+def ref_shared_saga(p, step, iters, seed=0):
+    """Minibatch SAGA with n samples without replacement out of N, a table of N d-vectors filled at x0:
+    what isaga-shared is at tau = m (the operations in the rule's order, so the numbers are the same)."""
+    n, N = p.n, p.N
+    x = np.zeros(p.d)
+    table = np.zeros((N, p.d))
+    for j in range(0, N, n):  # the table at x0, n functions at a time through the public oracle
+        jj = np.minimum(np.arange(j, j + n), N - 1)
+        table[jj] = p.minibatch_grads(x, jj[:, None])
+    avg = table.mean(axis=0)
+    xs = [x]
+    for k in range(iters):
+        J = shared_rows(seed, k, N, n)
+        new = p.minibatch_grads(x, J[:, None])
+        diff = new - table[J]
+        table[J] = new
+        g = (diff + avg).sum(axis=0)
+        avg = avg + diff.sum(axis=0) / N
+        x = x - step * (g * (1 / n))
+        xs.append(x)
+    return xs
+
+
+def test_shared_rows_are_distinct_uniform_and_regenerated_per_worker():
+    """SharedRows gives n distinct functions, worker by worker the same as all at once, and each of the
+    N functions is drawn with probability n/N: over 4000 rounds the count of function j is binomial
+    (4000, n/N), standard error sqrt(4000 p (1 - p)); every count within 5 of them (N = 12)."""
+    from blockcd.blocks import SharedRows
+
+    N, n, T = 12, 5, 4000
+    rows = SharedRows(N, n, seed=3)
+    counts = np.zeros(N)
+    for k in range(T):
+        J = rows.draw(k)[:, 0]
+        assert np.unique(J).size == n
+        if k < 20:
+            assert all(rows.worker(k, i)[0] == J[i] for i in range(n))
+            assert np.array_equal(J, shared_rows(3, k, N, n))
+        counts[J] += 1
+    q = n / N
+    assert np.all(np.abs(counts - T * q) <= 5 * math.sqrt(T * q * (1 - q))), counts
+    with pytest.raises(ValueError, match="n must be an integer in"):
+        SharedRows(4, 5)
+
+
+@pytest.mark.parametrize("tau", [1, 2, 8])
+def test_isaga_shared_converges_linearly_without_interpolation_within_theorem_2(shared_het, tau):
+    """Shared-data ISAGA at Theorem 2's step reaches EPS within the theorem's bound on functions whose
+    gradients do not vanish at x* (no interpolation), for several seeds; IBCD's analogue on the same
+    functions, plain minibatch SGD, would stall."""
+    p, m = shared_het, 8
+    G = function_grads(p, p.x_star)
+    assert np.allclose(G.mean(axis=0), 0.0, atol=1e-10)               # x* minimises f = (1/N) sum_j f_j
+    assert np.mean(np.sum(G**2, axis=1)) > 0.1                         # but no f_j is minimised there
+    K = theory.predicted_iterations(p, "isaga-shared", m, tau, EPS)
+    assert math.isfinite(K) and K == theory.paper_iterations(p, "isaga-shared", m, tau, EPS)
+    for seed in (0, 1, 2):
+        h = blockcd.run(p, "isaga-shared", m=m, tau=tau, iters=int(K) + 1, seed=seed, until=EPS)
+        k = h.iters_to(EPS)
+        assert k is not None and k <= K, (seed, k, K)
+
+
+def test_isaga_shared_at_tau_m_is_minibatch_saga_without_replacement_bit_for_bit(shared_het):
+    p, iters = shared_het, 300
+    step = theory.step_size(p, "isaga-shared", 8, 8)
+    h = blockcd.run(p, "isaga-shared", m=8, tau=8, iters=iters, seed=5)
+    assert h.step == step and h.batch is None
+    xs = ref_shared_saga(p, step, iters, seed=5)
+    assert np.array_equal(h.x, xs[-1])  # bit for bit; the recorder forms ||x - x*||^2 in its own order:
+    assert_same_path(h, p, xs, 1e-15)
+
+
+def test_isaga_shared_counts_the_blocks_sent_and_equals_the_reference(shared_het):
+    """tau of m blocks per worker and round, as IBCD; the per-worker reference (the master gathers the
+    messages one by one) agrees with the simulator on the partial, indexed and masked paths."""
+    p = shared_het
+    h = blockcd.run(p, "isaga-shared", m=8, tau=3, iters=50, seed=1)
+    assert np.array_equal(np.diff(h.blocks_up), np.full(50, 3.0))
+    for kw in ({"m": 8, "tau": 3}, {"m": 8, "tau": 1}, {"m": 4, "tau": 4}):
+        assert reference.difference(p, "isaga-shared", iters=60, seed=2, **kw) <= 1e-12, kw
+    big = problems.synthetic(4, 100, 512, cond=5, heterogeneity=0.5, lam=0.1, split="shared", seed=2)
+    assert big.workers().entries >= 1 << 17  # the partial path (tau <= m/4) and the indexed one
+    assert reference.difference(big, "isaga-shared", m=64, tau=4, iters=15, seed=9) <= 1e-12
+
+
 # --------------------------------------------------- tau = m is the dense method
 def test_tau_m_ibcd_is_gradient_descent(het):
     p, iters = het, 60
@@ -411,6 +515,10 @@ def test_simulator_equals_the_per_worker_reference(layout, method, sampling, m, 
     problem.worker(i), each regenerating its own blocks and minibatch) give the same iterates and counters,
     up to the order of floating-point sums: 1e-12 relative."""
     p = LAYOUTS[layout]
+    if registry.get(method).shared_data and not p.shared_data:  # isaga-shared: all workers read all functions
+        with pytest.raises(ValueError, match="needs shared data"):
+            blockcd.run(p, method, m=m, tau=tau, iters=3, sampling="independent")
+        return
     if sampling not in registry.get(method).samplings:  # ibgd: whether to send is each worker's own draw
         with pytest.raises(ValueError, match="sampling must be one of"):
             blockcd.run(p, method, m=m, tau=tau, iters=3, sampling=sampling)

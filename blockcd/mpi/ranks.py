@@ -27,6 +27,7 @@ from .. import theory
 from .._validate import check_choice, check_float, check_int
 from ..methods import Setup, setup
 from ..reference import Selection, add_sent
+from ..rules import Received
 
 #: problems the command line can build, and the options each accepts
 PROBLEMS = {
@@ -134,8 +135,8 @@ def _parser(show: bool = True) -> argparse.ArgumentParser:
         "workers. Method arguments are those of blockcd.run.",
     )
     g = p.add_argument_group("method (as blockcd.run)")
-    g.add_argument("--method", required=True, help="ibcd, is-sgd, isega, is-saga, is-asgd, ibgd (aliases gd, "
-                   "dense, sgd, saga, asgd; the dense method is tau = m)")
+    g.add_argument("--method", required=True, help="ibcd, is-sgd, isega, is-saga, is-asgd, ibgd, isaga-local, "
+                   "isaga-shared (aliases gd, dense, sgd, saga, asgd; the dense method is tau = m)")
     g.add_argument("--m", type=int, required=True, help="number of blocks, 1 <= m <= d")
     g.add_argument("--tau", type=int, required=True, help="blocks each worker sends per round, 1 <= tau <= m")
     g.add_argument("--step", type=float, default=None, help="step size (is-asgd: eta); default: the theory's")
@@ -156,7 +157,8 @@ def _parser(show: bool = True) -> argparse.ArgumentParser:
     q.add_argument("--interpolating", action="store_true")
     q.add_argument("--noise", type=float, default=None)
     q.add_argument("--lam", type=float, default=None)
-    q.add_argument("--split", default=None, help="iid, sorted, identical or contiguous")
+    q.add_argument("--split", default=None, help="iid, sorted, identical (alias shared: every worker reads all "
+                   "rows, as isaga-shared needs) or contiguous")
     q.add_argument("--data-seed", type=int, default=None, help="seed of the data and of the split")
     q.add_argument("--path", default=None, help="LIBSVM file (--problem libsvm)")
     q.add_argument("--n-features", type=int, default=None)
@@ -400,6 +402,8 @@ def _master(comm, cfg, s, watchdog, fail):
     sampler = s.sampler()
     dense = cfg.tau == cfg.m
     bernoulli = s.method.bernoulli
+    apart = rule.per_worker
+    batches = s.minibatches() if apart else None
     scale = (cfg.m / cfg.tau) / n
     rec = s.recorder()
     eval_time = np.zeros(cfg.iters + 1)
@@ -456,9 +460,12 @@ def _master(comm, cfg, s, watchdog, fail):
                 mask = np.zeros((n, cfg.m), dtype=bool)
                 mask[senders] = True
             rec.sent(k, mask)
-        total = np.zeros(d)
-        for c, b in zip(coords, bufs):
-            add_sent(total, c, b)
+        if apart:  # the master keeps each worker's message apart, with the rows it sampled (regenerated)
+            total = Received.gather(d, zip(coords, bufs), batches.draw(k))
+        else:
+            total = np.zeros(d)
+            for c, b in zip(coords, bufs):
+                add_sent(total, c, b)
         rule.step(state, total, scale, s.step, n)
         rule.prox(state, s.step)
         clock.lap(clock.compute, k)
