@@ -39,6 +39,8 @@ METHOD_CASES = {
     "is-asgd": dict(INTERP, method="is-asgd", m=6, tau=2, iters=30, seed=7),
     "ibgd": dict(BASE, method="ibgd", m=5, tau=2, iters=30, seed=7),
     "isaga-local": dict(BASE, method="isaga-local", m=5, tau=2, batch=2, step=0.02, iters=30, seed=7),
+    # shared data: every rank reads all N = 20 n rows; the master keeps each worker's blocks apart
+    "isaga-shared": dict(BASE, split="shared", method="isaga-shared", m=5, tau=2, iters=30, seed=7),
 }
 
 
@@ -170,6 +172,20 @@ def test_bytes_equal_blocks_and_dense(tmp_path_factory, key, per_round):
     np.testing.assert_array_equal(h.bytes_up, per_round(d, m, tau) * np.arange(case["iters"] + 1))
 
 
+def test_isaga_shared_workers_send_their_blocks_of_one_function(tmp_path_factory):
+    """Shared-data ISAGA: worker i sends the 8 |U_i| bytes of its tau blocks every round (the master
+    regenerates U_i and the function j_i from the seed and keeps each message apart for table entry j_i)."""
+    h, meas, problem, case = _run(tmp_path_factory, 5, METHOD_CASES["isaga-shared"], "isaga-shared")
+    assert problem.shared_data and problem.N == 20 * problem.n
+    n, m, tau = problem.n, case["m"], case["tau"]
+    blocks = partition(problem.d, m)
+    sampler = BlockSampler(n, m, tau, case["seed"])
+    expected = np.array([[8 * blocks.sizes[sampler.worker_blocks(k, i)].sum() for i in range(n)]
+                         for k in range(case["iters"])])
+    np.testing.assert_array_equal(meas.bytes_up, expected)
+    np.testing.assert_array_equal(h.bytes_up_workers, expected.sum(axis=0))
+
+
 def test_ibgd_workers_send_whole_gradients_or_no_message(tmp_path_factory):
     """IBGD: worker i sends one message of 8 d bytes when its draw says so (the master regenerates who),
     else no message at all; the history counts what arrived."""
@@ -236,6 +252,8 @@ def test_divergence_names_the_step():
     ({"method": "is-asgd"}, "IS-ASGD's theory needs interpolation"),
     ({"method": "ibgd", "send_indices": True}, "send_indices does not apply to 'ibgd'"),
     ({"method": "ibcd", "reg": "l1:0.1"}, "'ibcd' does not take a regulariser"),
+    ({"method": "isaga-shared"}, "'isaga-shared' needs shared data: every worker reads all N functions"),
+    ({"method": "isaga-shared", "split": "shared", "sampling": "shared"}, "sampling must be one of ('independent',)"),
     ({"reg": "l3:0.1"}, "reg must be KIND:WEIGHT"),
     ({"x0": "no-such-start.npy"}, "No such file or directory: 'no-such-start.npy'"),
 ])

@@ -324,3 +324,37 @@ def test_isaga_local_step_is_theorem_5s_and_corollary_4s(interp, het):
         theory.step_size(het, "isaga-local", 8, 2, batch=2)
     with pytest.raises(ValueError, match="sampling must be 'independent'"):
         theory.step_size(het, "isaga-local", 8, 2, sampling="shared")
+
+
+def test_isaga_shared_step_is_theorem_2s_and_corollary_2s(het):
+    """Shared data: the step q / (L_s (4/n + q)) is the paper's n/(5 L_s) times q = 1/n at tau = m/n; Theorem 2's
+    constants there are Corollary 2's, c = 3/n^2 and theta = min(mu/(5 L_s), 1/(3N)); no interpolation is needed
+    (the neighbourhood is 0 on heterogeneous functions), and a problem whose workers hold their own rows is refused."""
+    p = problems.synthetic(5, 8, 10, heterogeneity=1.0, cond=5, split="shared", seed=2)
+    n, N, Ls = p.n, p.N, p.L_sample.max()
+    assert N == 40 and Ls == pytest.approx(float(np.max(np.sum(p.worker(0).A ** 2, axis=1))), rel=1e-12)
+    m = 2 * n
+    tau = m // n
+    g = theory.step_size(p, "isaga-shared", m, tau)
+    assert g == theory.paper_step(p, "isaga-shared", m, tau)
+    assert g / (tau / m) == pytest.approx(n / (5 * Ls), rel=1e-14)  # Corollary 2's step
+    c, gp, theta = theory.isaga_shared_constants(p, m, tau, g)
+    assert c == pytest.approx(3 / n**2, rel=1e-12)
+    assert theta == pytest.approx(min(p.mu / (5 * Ls), 1 / (3 * N)), rel=1e-12)
+    assert theory.rate(p, "isaga-shared", m, tau) == pytest.approx(1 - theta, rel=1e-14)
+    # at the largest step Theorem 2 allows, 1/(L_s (3/n + q)), the memory term vanishes: no rate (1 - 2/(n^2 c)
+    # is 0 up to the rounding of c, a few 1e-16)
+    assert theory.isaga_shared_constants(p, m, tau, (tau / m) / (Ls * (3 / n + tau / m)))[2] <= 1e-15 / N
+    assert theory.neighbourhood(p, "isaga-shared", m, tau) == 0.0
+    K = theory.predicted_iterations(p, "isaga-shared", m, tau, 1e-6)
+    assert math.isfinite(K) and K == theory.paper_iterations(p, "isaga-shared", m, tau, 1e-6)
+    # K(tau)/K(m) from the two-term rate
+    assert theory.predicted_ratio(p, "isaga-shared", m, tau) == pytest.approx(
+        math.log(theory.rate(p, "isaga-shared", m, m)) / math.log(1 - theta), rel=1e-12)
+    for call in (lambda: theory.step_size(het, "isaga-shared", 8, 2),
+                 lambda: theory.paper_step(het, "isaga-shared", 8, 2),
+                 lambda: theory.isaga_shared_constants(het, 8, 2, 0.01)):
+        with pytest.raises(ValueError, match="is for shared data"):
+            call()
+    with pytest.raises(ValueError, match="sampling must be 'independent'"):
+        theory.step_size(p, "isaga-shared", 8, 2, sampling="shared")

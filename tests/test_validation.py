@@ -9,7 +9,7 @@ import pytest
 from conftest import data
 
 import blockcd
-from blockcd import problems, theory
+from blockcd import problems, regularizers, theory
 from blockcd.blocks import BlockSampler, partition
 from blockcd.experiments import variance_mc
 from blockcd.methods import History
@@ -30,6 +30,7 @@ def P():
     return {
         "ridge": problems.ridge(A0, B0, n_workers=4, lam=0.1),  # d = 7, not interpolating
         "interp": problems.synthetic(4, 6, 5, interpolating=True, seed=4),  # d = 5
+        "shared": problems.ridge(A0, B0, n_workers=4, lam=0.1, split="shared"),  # d = 7, N = 23 read by all
     }
 
 
@@ -59,6 +60,24 @@ CASES = [
      r"^sampling must be one of \('independent',\)"),
     ("ibgd-send-indices", lambda P: run(P, method="ibgd", send_indices=True), ValueError,
      r"^send_indices does not apply to 'ibgd'"),
+    # --- run: shared-data ISAGA needs every worker to read all N functions, n <= N of them, and no R
+    ("isaga-shared-not-shared", lambda P: run(P, method="isaga-shared"), ValueError,
+     r"^'isaga-shared' needs shared data: every worker reads all N functions; build the problem with "
+     r"split='identical' \(alias 'shared'\), got split = 'iid'"),
+    ("isaga-shared-n-above-N", lambda P: run(P, problem=problems.ridge(A0[:5], B0[:5], n_workers=8, split="shared"),
+                                             method="isaga-shared"), ValueError,
+     r"^'isaga-shared' draws n distinct functions of the N per round: n = 8 workers need n <= N = 5"),
+    ("isaga-shared-sampling-shared", lambda P: run(P, problem=P["shared"], method="isaga-shared", sampling="shared"),
+     ValueError, r"^sampling must be one of \('independent',\)"),
+    ("isaga-shared-batch", lambda P: run(P, problem=P["shared"], method="isaga-shared", batch=2), ValueError,
+     r"\bbatch applies to 'is-sgd', 'is-saga' and 'isaga-local' only, not to 'isaga-shared'"),
+    ("isaga-shared-reg", lambda P: run(P, problem=problems.ridge(A0, B0, n_workers=4, split="shared",
+                                                                 reg=regularizers.l1(0.1)), method="isaga-shared"),
+     ValueError, r"^'isaga-shared' does not take a regulariser"),
+    ("isaga-shared-theory-not-shared", lambda P: theory.step_size(P["ridge"], "isaga-shared", 7, 2), ValueError,
+     r"isaga-shared's theory \(the paper's Theorem 2\) is for shared data.*got split = 'iid'"),
+    ("split-not-string", lambda P: problems.ridge(A0, B0, n_workers=4, split=["shared"]), TypeError,
+     r"\bsplit must be"),
     # --- run: step, iterations, seed, start
     ("step-zero", lambda P: run(P, step=0.0), ValueError, r"\bstep must be > 0"),
     ("step-negative", lambda P: run(P, step=-0.1), ValueError, r"\bstep must be > 0"),
@@ -187,9 +206,9 @@ def test_enough_distinct_bad_input_cases():
 
 # ---------------------------------------------------------------- divergence
 @pytest.mark.parametrize("method,batch", [("ibcd", None), ("is-sgd", 2), ("isega", None), ("is-saga", 3),
-                                          ("ibgd", None), ("isaga-local", 1)])
+                                          ("ibgd", None), ("isaga-local", 1), ("isaga-shared", None)])
 def test_divergence_names_the_step_and_the_theory_step(method, batch):
-    p = problems.ridge(A0, B0, n_workers=4, lam=0.1, split="sorted")
+    p = problems.ridge(A0, B0, n_workers=4, lam=0.1, split="shared" if method == "isaga-shared" else "sorted")
     m, tau = 7, 2
     safe = theory.step_size(p, method, m, tau, batch=batch)
     for factor in (100.0, 1e150):
