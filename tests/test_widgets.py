@@ -110,6 +110,23 @@ def test_is_asgd_off_interpolation_explains_itself():
     assert isinstance(ex.last["error"], ValueError)
 
 
+def test_the_paper_methods_in_the_explorers():
+    """IBGD and distributed ISAGA run in the convergence explorer on any split; shared-data ISAGA runs on the
+    shared split ('identical') and says why elsewhere; the trade-off explorer (no split control, each worker
+    its own rows) does not offer it."""
+    for method in ("ibgd", "isaga-local"):
+        ex = widgets.convergence_explorer(method, n=5, iters=60, problem="ridge")
+        assert "error" not in ex.last, ex.last.get("error")
+    ex = widgets.convergence_explorer("isaga-shared", n=5, iters=60, problem="ridge", split="identical")
+    assert "error" not in ex.last, ex.last.get("error")
+    ex.set(split="contiguous")
+    assert isinstance(ex.last["error"], ValueError) and "shared data" in ex.info.value
+    options = widgets.tradeoff_explorer(n=4, m=8, tau=2, d=8).controls["method"].options
+    assert "ibgd" in options and "isaga-local" in options and "isaga-shared" not in options
+    with pytest.raises(ValueError, match="method must be one of"):
+        widgets.tradeoff_explorer("isaga-shared", n=4, m=8, tau=2, d=8)
+
+
 @pytest.mark.parametrize("method", ["ibcd", "isega", "is-sgd"])
 def test_plotted_curve_is_the_run_history(conv, method):
     conv.set(method=method, tau=5, step_scale=2.0, split="iid", seed=3)

@@ -16,9 +16,14 @@ from .. import plotting
 from .._validate import check_choice, check_float, check_int, check_seed
 from ..history import DivergenceError
 from ..registry import BOOK_METHODS as METHODS
-from ..registry import canonical
+from ..registry import canonical, get
 from .base import BlocksExplorer, decades, fmt_int, message, no_minor_ticks
 from .cache import PROBLEMS, iterations_to, problem_d, tradeoff_sweep
+
+
+#: the methods the explorer offers: the book's, except IS-SAGA and those that need shared data (its
+#: problems give every worker its own rows and it has no split control; the convergence explorer has one)
+OFFERED = tuple(x for x in METHODS if x != "is-saga" and not get(x).shared_data)
 
 
 class TradeoffExplorer(BlocksExplorer):
@@ -35,15 +40,14 @@ class TradeoffExplorer(BlocksExplorer):
         self._eps = check_float("eps", eps, positive=True, hi=1.0)
         self._scale = check_float("step_scale", step_scale, positive=True)
         self._seed = check_seed("seed", seed)
-        method = canonical(method)
+        method = check_choice("method", canonical(method), OFFERED)
         n = check_int("n", n, 1, 64)
         m = check_int("m", m, 1, self._d)
         tau = check_int("tau", tau, 1, m)
         super().__init__(method=method, n=n, m=m, tau=tau)
 
     def _controls(self, *, method, n, m, tau):
-        return {"method": W.Dropdown(options=[x for x in METHODS if x != "is-saga"], value=method,
-                                     description="method"),
+        return {"method": W.Dropdown(options=OFFERED, value=method, description="method"),
                 **super()._controls(n=n, m=m, tau=tau)}
 
     def _setup(self, fig):
