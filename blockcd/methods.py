@@ -163,7 +163,11 @@ def run(
     IS-SAGA) and sends tau of the m blocks, rescaled by m/tau; the master
     averages and steps.  IBGD's workers send their whole gradient with
     probability q = tau/m, independently, rescaled by 1/q, or nothing;
-    isaga-local's send the blocks of a local SAGA estimate (no shift).  On a
+    isaga-local's send the blocks of a local SAGA estimate (no shift);
+    isaga-shared's (every worker reads all N functions: a problem with
+    ``split='identical'``, alias ``'shared'``) send the blocks of grad f_j(x) for
+    n distinct functions j drawn each round, and the master keeps one SAGA
+    table of the N functions, refreshed with each worker's blocks.  On a
     problem with a regulariser R (``reg=``) ISEGA's master takes a prox step;
     the other methods reject such a problem.  ISEGA and IS-SAGA send the difference to a shift h_i
     and both sides overwrite the sent blocks of h_i.  The rules are
@@ -172,7 +176,7 @@ def run(
     Parameters
     ----------
     problem : Problem
-    method : {'ibcd', 'is-sgd', 'isega', 'is-saga', 'is-asgd', 'ibgd', 'isaga-local'}
+    method : {'ibcd', 'is-sgd', 'isega', 'is-saga', 'is-asgd', 'ibgd', 'isaga-local', 'isaga-shared'}
         (aliases: 'gd'/'dense' = 'ibcd', 'sgd', 'saga', 'asgd'; use tau = m for the dense method)
     m : int, 1 <= m <= d
         Number of blocks.
@@ -187,7 +191,7 @@ def run(
         Seeds the block choices and minibatches: worker i's choice at iteration
         k is a function of (seed, i, k) alone.
     sampling : {'independent', 'shared'}
-        ('independent' only for IBGD and isaga-local)
+        ('independent' only for IBGD, isaga-local and isaga-shared)
     batch : int or None
         Minibatch size for IS-SGD, IS-SAGA and isaga-local (default 1).
     x0 : array (d,) or None (zeros)
