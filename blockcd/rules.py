@@ -258,12 +258,15 @@ class ISAGAShared(Rule):
     by m/(tau n) as IBCD, and overwrites the blocks U_i of alpha_{j_i} with what
     worker i sent (the j_i are distinct, so no entry is written twice).
 
-    The mean is avg = (1/N) sum_j alpha_j.  The paper's Algorithm 4 writes
-    (1/n) sum_{j=1}^N alpha_j in its line 12; its line 2 sets the same mean with
-    1/N, and only 1/N makes the step unbiased, E[grad f_{j_i}(x) - alpha_{j_i}]
-    + avg = grad f(x) (j_i is uniform over the N functions), as SAGA and the
-    theorem's Lyapunov argument need; with 1/n the estimate would be off by
-    (N/n - 1) avg, which does not vanish at x*.  So the code divides by N.
+    The mean is avg = (1/N) sum_j alpha_j, and the code divides by N.  The
+    paper's Algorithm 4 writes (1/n) sum_{j=1}^N alpha_j in its line 12, but its
+    line 2 sets the same mean with 1/N, its section 4.1 calls it "the average of
+    all alpha", and only 1/N makes the estimate SAGA's unbiased one,
+    E[grad f_{j_i}(x) - alpha_{j_i}] + avg = grad f(x) (j_i is uniform over the
+    N functions), on which SAGA's analysis, and so Theorem 2's, rests.  With 1/n
+    the estimate is off by (N/n - 1) avg: zero at x* once the table holds the
+    gradients there (x* stays a fixed point), but not on the way, so the
+    theorem's guarantee does not cover that variant.
 
     With tau = m it is minibatch SAGA with n samples drawn without
     replacement.  The table costs N d numbers at the master; a worker keeps no state.
