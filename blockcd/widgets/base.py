@@ -145,6 +145,26 @@ class _Panel(W.VBox):
         return f"<{self._title}: move the controls in a live notebook>"
 
 
+#: the controls' labels share one width, so that the sliders of a column start and end together
+LABEL_WIDTH = "96px"
+
+
+def _grid(controls, width: str) -> W.GridBox:
+    """The controls in equal columns as wide as the figure (as many of at least 250 px as fit).
+
+    Rows of boxes sized by their contents wrapped at different places on every
+    explorer; in a grid every cell has the width of the others and every label
+    the same width.
+    """
+    controls = list(controls)
+    for w in controls:
+        w.style.description_width = LABEL_WIDTH
+        w.layout.width = "auto"
+    return W.GridBox(controls, layout=W.Layout(
+        width=width, max_width="100%", grid_template_columns="repeat(auto-fill, minmax(250px, 1fr))",
+        grid_gap="2px 12px"))
+
+
 def style_box():
     return {"description_width": "initial"}
 
@@ -203,8 +223,8 @@ class Explorer:
         self._link()
         for w in self.controls.values():
             w.observe(self._on_change, names="value")
-        rows = [W.HBox(list(self.controls.values())[i:i + 3]) for i in range(0, len(self.controls), 3)]
-        self.widget = _Panel(f"blockcd {self.name} explorer", children=[*rows, self.image, self.info])
+        self.widget = _Panel(f"blockcd {self.name} explorer", children=[_grid(self.controls.values(), width),
+                                                                          self.image, self.info])
         self.refresh()
 
     # -- subclasses

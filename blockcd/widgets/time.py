@@ -86,7 +86,9 @@ class TimeExplorer(Explorer):
         art["mn"] = ax1.axvline(1, color="0.5", ls=":", lw=1.5, label=r"$\tau = m/n$")
         ax1.set_xlabel(r"blocks sent per worker, $\tau$ (of $m$)")
         ax1.set_ylabel("time to accuracy (s)")
-        ax1.legend(fontsize=7, loc="upper center")
+        # the star and the circle are drawn large on the curve; in the legend at the text's size
+        ax1.legend(fontsize=7, loc="upper center", markerscale=0.55, handlelength=2.2, handletextpad=0.6,
+                   labelspacing=0.5)
         gd = plotting.style("gd")
         art["n_dense_ps"], = ax2.loglog([], [], color=gd["color"], label="dense, parameter server")
         art["n_dense_ar"], = ax2.loglog([], [], color=gd["color"], ls="--", label="dense, all-reduce")
