@@ -383,6 +383,39 @@ class Lab:
         calls = explorer_cells(self.server.root / self.notebook)
         return [Explorer(self, i, name, kw) for i, (name, kw) in enumerate(calls)]
 
+    def markdown(self, timeout: float = 60.0) -> dict:
+        """What JupyterLab's MyST renderer (jupyterlab-myst) made of the markdown cells, once all are rendered.
+
+        Returns ``{"cells", "myst", "proofs", "cites", "texts"}``: the number of
+        markdown cells, how many of them the MyST renderer drew (a ``.myst``
+        node), the proof-like blocks (``aside.myst-proof``: prf directives),
+        the text of every citation (one element per key) and the rendered text of every cell.
+        """
+        from playwright.sync_api import Error
+
+        js = """() => { const p = window.jupyterapp.shell.currentWidget;
+          const cells = p.content.widgets.filter(c => c.model.type === 'markdown');
+          const nodes = cells.map(c => c.node.querySelector('.myst')).filter(n => n);
+          return {cells: cells.length, myst: nodes.length,
+                  proofs: nodes.reduce((k, n) => k + n.querySelectorAll('aside.myst-proof').length, 0),
+                  cites: nodes.flatMap(n => [...n.querySelectorAll('cite, [title="Citation Not Found"]')]
+                                              .map(e => e.textContent.trim())),
+                  texts: nodes.map(n => n.innerText)}; }"""
+        try:  # JupyterLab draws markdown cells out of view when idle; this draws them all now
+            self.page.evaluate("() => window.jupyterapp.commands.execute('notebook:render-all-markdown')")
+        except Error as exc:
+            raise LiveError(f"{self.notebook}: rendering the markdown cells failed ({exc})") from None
+        # a cell being redrawn has no MyST node for a moment: wait until two looks 0.5 s apart agree
+        deadline, last = time.monotonic() + timeout, None
+        while True:
+            md = self.page.evaluate(js)
+            if md["myst"] == md["cells"] and last is not None and last["myst"] == md["cells"]:
+                return md
+            if time.monotonic() > deadline:
+                return md  # the caller reports myst < cells
+            last = md
+            time.sleep(0.5)
+
     def panel_count(self) -> int:
         return self.page.locator(_PANEL).count()
 
