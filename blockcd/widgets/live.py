@@ -464,7 +464,29 @@ def measure(ex: Explorer, repeats: int = 5, presses: int = 3) -> list[float]:
     return out
 
 
-def bench_live(notebooks=None, *, names=None, repeats: int = 5, verbose: bool = True) -> dict[str, dict]:
+#: the notebook :func:`bench_live` writes into the server's copy of the book for the largest sizes
+LARGEST_NOTEBOOK = "largest_sizes.ipynb"
+
+
+def largest_notebook(names=None) -> dict:
+    """A notebook showing each explorer at its largest sizes (:data:`blockcd.widgets.latency.LARGEST`)."""
+    from .latency import LARGEST
+
+    cells = [{"cell_type": "code", "execution_count": None, "id": "setup", "metadata": {}, "outputs": [],
+              "source": "from blockcd import widgets"}]
+    for name, kw in LARGEST.items():
+        if names and name not in names:
+            continue
+        args = "".join(f", {k}={v!r}" for k, v in kw.items())
+        cells.append({"cell_type": "code", "execution_count": None, "id": name, "metadata": {}, "outputs": [],
+                      "source": f"widgets.show({name!r}{args})"})
+    return {"cells": cells, "nbformat": 4, "nbformat_minor": 5,
+            "metadata": {"kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python",
+                                        "name": "python3"}}}
+
+
+def bench_live(notebooks=None, *, names=None, repeats: int = 5, largest: bool = True,
+               verbose: bool = True) -> dict[str, dict]:
     """Browser-measured latency of the explorers (see :func:`measure`).
 
     Parameters
@@ -472,6 +494,9 @@ def bench_live(notebooks=None, *, names=None, repeats: int = 5, verbose: bool = 
     notebooks : list of notebook file names, default every one that shows an explorer
     names : explorer names to keep (default all); notebooks without one of them are not opened
     repeats : int >= 1, repetitions per explorer
+    largest : bool
+        Also measure every explorer at its largest sizes, in a notebook written into the
+        server's copy of the book (:func:`largest_notebook`; keys ``"largest:<explorer>"``).
 
     Returns
     -------
@@ -490,6 +515,9 @@ def bench_live(notebooks=None, *, names=None, repeats: int = 5, verbose: bool = 
         print(f"{'explorer':30s} {'median':>8s}   (ms, last of 3 key presses -> redrawn figure; "
               f"{repeats} repetitions)", flush=True)
     with LabServer() as server, sync_playwright() as pw:
+        if largest:
+            (server.root / LARGEST_NOTEBOOK).write_text(json.dumps(largest_notebook(names), indent=1))
+            notebooks = [*notebooks, LARGEST_NOTEBOOK]
         browser = launch_browser(pw)
         try:
             for nb in notebooks:
@@ -501,7 +529,7 @@ def bench_live(notebooks=None, *, names=None, repeats: int = 5, verbose: bool = 
                         if names and ex.name not in names:
                             continue
                         t = measure(ex, repeats)
-                        key = f"{nb[:-6]}:{ex.name}"
+                        key = f"{'largest' if nb == LARGEST_NOTEBOOK else nb[:-6]}:{ex.name}"
                         out[key] = {"notebook": nb, "times": t, "median": float(np.median(t)),
                                     "redraws": ex.redraws}
                         if verbose:
