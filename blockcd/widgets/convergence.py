@@ -209,7 +209,7 @@ class ConvergenceExplorer(Explorer):
             art["bound"].set_data(kb, start * q**kb + floor)
         else:
             art["bound"].set_data([], [])
-        ax1.legend(handles=[art["run_it"], art["dense_it"], art["bound"]], loc="lower left", fontsize=8)
+        self._legend(ax1, [art["run_it"], art["dense_it"], art["bound"]], loc="lower left", fontsize=8)
         self.last = {"iterations": k, "dist2": y, "sent": sent, "history": h, "dense": dense,
                      "bound": r["bound"]}
         p = r["problem"]
