@@ -50,12 +50,33 @@ __all__ = [
     "reference",
     "registry",
     "regularizers",
+    "requirement",
     "rules",
     "run",
     "sparsify",
     "theory",
 ]
 __version__ = "0.1.0"
+#: the repository the book and the library are published from; ``_config.yml`` (the book's
+#: repository button) and the chapters' first cells (the Colab install) hold copies that
+#: tests/test_repository.py checks against this one
+__url__ = "https://github.com/blockcd/blockcd"
+
+
+def requirement(*extras: str) -> str:
+    """The pip requirement that installs this library from its repository, with ``extras``.
+
+    ``requirement("mpi")`` is ``"blockcd[mpi] @ git+https://github.com/blockcd/blockcd"``, the
+    line a chapter's first cell installs where ``blockcd`` is missing (on Colab).  The extras are
+    those of ``pyproject.toml``: ``"mpi"`` (mpi4py and the MPICH wheel, whose ``mpiexec`` pip puts
+    on the PATH, so chapter 10 needs nothing from apt) and ``"torch"`` (chapter 11).
+    """
+    allowed = ("mpi", "torch")
+    for e in extras:
+        if e not in allowed:
+            raise ValueError(f"extras must be among {allowed}, got {e!r}")
+    name = f"blockcd[{','.join(extras)}]" if extras else "blockcd"
+    return f"{name} @ git+{__url__}"
 
 # heavier modules (matplotlib, ipywidgets, mpi4py, torch) load on first use:
 # ``blockcd.widgets.show(...)`` works after a plain ``import blockcd``

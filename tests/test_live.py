@@ -137,6 +137,40 @@ def test_the_kernel_free_sweep_and_its_note_are_hidden_live(notebook):
     assert not any(shown), f"{name}: the pre-rendered sweep or the note on running live shows under a live kernel"
 
 
+_RAW_MYST = re.compile(r"\{(cite|prf|numref|ref|eq|doc)(:[a-z]+)?\}`|^(`{3,}|:{3,})\{[a-z:-]+\}|^:label:", re.M)
+
+
+def _markdown_sources(path) -> str:
+    import json
+
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    return "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+
+
+def test_myst_markup_renders_in_jupyterlab(notebook):
+    """jupyterlab-myst draws the book's MyST: prf directives as proof blocks, cite roles as citations.
+
+    The source's directives ({prf:lemma}, {prf:proof}, ...) each become an
+    ``aside.myst-proof``; each key of a {cite}/{cite:t} role a citation element.  No rendered cell shows the markup itself.  (jupyterlab-myst does not read
+    BibTeX files, so a citation shows its key, marked "Citation Not Found": rendered,
+    not raw text; the book's HTML resolves it from book/references.bib.)
+    """
+    lab, name, _, _ = notebook
+    src = _markdown_sources(lab.server.root / name)
+    md = lab.markdown()
+    assert md["cells"] and md["myst"] == md["cells"], (
+        f"{name}: {md['myst']} of {md['cells']} markdown cells drawn by the MyST renderer (jupyterlab-myst)")
+    raw = [m.group(0) for t in md["texts"] for m in [_RAW_MYST.search(t)] if m]
+    assert not raw, f"{name}: MyST markup shown as text in JupyterLab: {raw[:5]}"
+    directives = len(re.findall(r"^(`{3,}|:{3,})\{prf:[a-z]+\}", src, flags=re.M))
+    assert md["proofs"] == directives, f"{name}: {directives} prf directives, {md['proofs']} proof blocks drawn"
+    keys = [k.strip() for m in re.finditer(r"\{cite(?::[a-z]+)?\}`([^`]+)`", src) for k in m.group(1).split(",")]
+    assert sorted(md["cites"]) == sorted(keys), (
+        f"{name}: the source cites {sorted(keys)}, JupyterLab draws the citations {sorted(md['cites'])}")
+    if name == "04_ibcd.ipynb":  # the chapter this test is written against: a theorem and {cite:t}
+        assert directives >= 3 and any("mishchenko2020" in c for c in md["cites"])
+
+
 # --------------------------------------------------------------------------- readouts against the theory
 def _settings(ex: live.Explorer, values: dict) -> dict:
     """The builder's defaults, the chapter's arguments, then the controls' values (what the kernel holds)."""

@@ -58,7 +58,7 @@ def _encode(canvas: FigureCanvasAgg) -> bytes:
     from PIL import Image
 
     buf = io.BytesIO()
-    Image.fromarray(np.asarray(canvas.buffer_rgba())[..., :3]).save(buf, format="png", compress_level=3)
+    Image.fromarray(np.asarray(canvas.buffer_rgba())[..., :3]).save(buf, format="png", compress_level=1)
     return buf.getvalue()
 
 
@@ -145,6 +145,26 @@ class _Panel(W.VBox):
         return f"<{self._title}: move the controls in a live notebook>"
 
 
+#: the controls' labels share one width, so that the sliders of a column start and end together
+LABEL_WIDTH = "96px"
+
+
+def _grid(controls, width: str) -> W.GridBox:
+    """The controls in equal columns as wide as the figure (as many of at least 250 px as fit).
+
+    Rows of boxes sized by their contents wrapped at different places on every
+    explorer; in a grid every cell has the width of the others and every label
+    the same width.
+    """
+    controls = list(controls)
+    for w in controls:
+        w.style.description_width = LABEL_WIDTH
+        w.layout.width = "auto"
+    return W.GridBox(controls, layout=W.Layout(
+        width=width, max_width="100%", grid_template_columns="repeat(auto-fill, minmax(250px, 1fr))",
+        grid_gap="2px 12px"))
+
+
 def style_box():
     return {"description_width": "initial"}
 
@@ -203,8 +223,8 @@ class Explorer:
         self._link()
         for w in self.controls.values():
             w.observe(self._on_change, names="value")
-        rows = [W.HBox(list(self.controls.values())[i:i + 3]) for i in range(0, len(self.controls), 3)]
-        self.widget = _Panel(f"blockcd {self.name} explorer", children=[*rows, self.image, self.info])
+        self.widget = _Panel(f"blockcd {self.name} explorer", children=[_grid(self.controls.values(), width),
+                                                                          self.image, self.info])
         self.refresh()
 
     # -- subclasses
@@ -264,8 +284,8 @@ class Explorer:
                 with self._lock:
                     seen = self._wanted
                 with _RENDER:  # one redraw at a time in the process (matplotlib's rc settings are global)
-                    try:
-                        self.refresh()
+                    try:  # a redraw overtaken by a newer move is not drawn: the next one is
+                        self.refresh(stale=lambda: self._wanted != seen)
                     except Exception as exc:  # noqa: BLE001 - shown to the reader instead of a frozen figure
                         self.info.value = message(f"The figure could not be redrawn: {type(exc).__name__}: {exc}")
                 with self._lock:
@@ -297,11 +317,19 @@ class Explorer:
             self._syncing = False
         self.refresh()
 
-    def refresh(self) -> float:
-        """Recompute and redraw for the current controls; returns the seconds it took."""
+    def refresh(self, stale=None) -> float:
+        """Recompute and redraw for the current controls; returns the seconds it took.
+
+        ``stale`` (a function, for the background redraws) is asked once the
+        numbers are computed: when it returns True the controls have moved on,
+        and the figure is neither drawn nor sent (the next redraw is).
+        """
         t0, c0 = time.perf_counter(), time.process_time()
         with _one_blas_thread(), mpl.rc_context(plotting.RC_PARAMS):
-            self.info.value = self._update(self.art, self.params())
+            info = self._update(self.art, self.params())
+            if stale is not None and stale():
+                return time.perf_counter() - t0
+            self.info.value = info
             self.image.value = self._render()
         dt = time.perf_counter() - t0
         self.timings.append(dt)
@@ -354,6 +382,15 @@ class Explorer:
     # -- helpers for subclasses
     def _label(self, art, text: str) -> None:
         art["label"].set_text(text)
+
+    def _legend(self, ax, handles=None, **kw) -> None:
+        """(Re)make ``ax``'s legend only when its entries (label, colour, marker) changed: making one
+        costs more than blitting the whole figure, and most moves keep it."""
+        hs = handles if handles is not None else ax.get_legend_handles_labels()[0]
+        key = tuple((h.get_label(), str(h.get_color()), str(h.get_marker())) for h in hs)
+        if getattr(ax, "_blockcd_legend", None) != key or ax.get_legend() is None:
+            ax.legend(handles=hs, **kw)
+            ax._blockcd_legend = key
 
 
 

@@ -49,6 +49,8 @@ class ConvergenceExplorer(Explorer):
 
     name = "convergence"
     figsize = (9.5, 3.5)
+    # the right margin leaves room for half of the last tick label of the numbers sent ("10000")
+    adjust: ClassVar[dict] = {"left": 0.085, "right": 0.96, "bottom": 0.15, "top": 0.9, "wspace": 0.3}
     show_problem = False
 
     def __init__(self, *, method="ibcd", problem="ridge", n=10, d=40, m=None, tau=None, step_scale=1.0,
@@ -207,7 +209,7 @@ class ConvergenceExplorer(Explorer):
             art["bound"].set_data(kb, start * q**kb + floor)
         else:
             art["bound"].set_data([], [])
-        ax1.legend(handles=[art["run_it"], art["dense_it"], art["bound"]], loc="lower left", fontsize=8)
+        self._legend(ax1, [art["run_it"], art["dense_it"], art["bound"]], loc="lower left", fontsize=8)
         self.last = {"iterations": k, "dist2": y, "sent": sent, "history": h, "dense": dense,
                      "bound": r["bound"]}
         p = r["problem"]

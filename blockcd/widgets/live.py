@@ -383,6 +383,39 @@ class Lab:
         calls = explorer_cells(self.server.root / self.notebook)
         return [Explorer(self, i, name, kw) for i, (name, kw) in enumerate(calls)]
 
+    def markdown(self, timeout: float = 60.0) -> dict:
+        """What JupyterLab's MyST renderer (jupyterlab-myst) made of the markdown cells, once all are rendered.
+
+        Returns ``{"cells", "myst", "proofs", "cites", "texts"}``: the number of
+        markdown cells, how many of them the MyST renderer drew (a ``.myst``
+        node), the proof-like blocks (``aside.myst-proof``: prf directives),
+        the text of every citation (one element per key) and the rendered text of every cell.
+        """
+        from playwright.sync_api import Error
+
+        js = """() => { const p = window.jupyterapp.shell.currentWidget;
+          const cells = p.content.widgets.filter(c => c.model.type === 'markdown');
+          const nodes = cells.map(c => c.node.querySelector('.myst')).filter(n => n);
+          return {cells: cells.length, myst: nodes.length,
+                  proofs: nodes.reduce((k, n) => k + n.querySelectorAll('aside.myst-proof').length, 0),
+                  cites: nodes.flatMap(n => [...n.querySelectorAll('cite, [title="Citation Not Found"]')]
+                                              .map(e => e.textContent.trim())),
+                  texts: nodes.map(n => n.innerText)}; }"""
+        try:  # JupyterLab draws markdown cells out of view when idle; this draws them all now
+            self.page.evaluate("() => window.jupyterapp.commands.execute('notebook:render-all-markdown')")
+        except Error as exc:
+            raise LiveError(f"{self.notebook}: rendering the markdown cells failed ({exc})") from None
+        # a cell being redrawn has no MyST node for a moment: wait until two looks 0.5 s apart agree
+        deadline, last = time.monotonic() + timeout, None
+        while True:
+            md = self.page.evaluate(js)
+            if md["myst"] == md["cells"] and last is not None and last["myst"] == md["cells"]:
+                return md
+            if time.monotonic() > deadline:
+                return md  # the caller reports myst < cells
+            last = md
+            time.sleep(0.5)
+
     def panel_count(self) -> int:
         return self.page.locator(_PANEL).count()
 
@@ -431,7 +464,29 @@ def measure(ex: Explorer, repeats: int = 5, presses: int = 3) -> list[float]:
     return out
 
 
-def bench_live(notebooks=None, *, names=None, repeats: int = 5, verbose: bool = True) -> dict[str, dict]:
+#: the notebook :func:`bench_live` writes into the server's copy of the book for the largest sizes
+LARGEST_NOTEBOOK = "largest_sizes.ipynb"
+
+
+def largest_notebook(names=None) -> dict:
+    """A notebook showing each explorer at its largest sizes (:data:`blockcd.widgets.latency.LARGEST`)."""
+    from .latency import LARGEST
+
+    cells = [{"cell_type": "code", "execution_count": None, "id": "setup", "metadata": {}, "outputs": [],
+              "source": "from blockcd import widgets"}]
+    for name, kw in LARGEST.items():
+        if names and name not in names:
+            continue
+        args = "".join(f", {k}={v!r}" for k, v in kw.items())
+        cells.append({"cell_type": "code", "execution_count": None, "id": name, "metadata": {}, "outputs": [],
+                      "source": f"widgets.show({name!r}{args})"})
+    return {"cells": cells, "nbformat": 4, "nbformat_minor": 5,
+            "metadata": {"kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python",
+                                        "name": "python3"}}}
+
+
+def bench_live(notebooks=None, *, names=None, repeats: int = 5, largest: bool = True,
+               verbose: bool = True) -> dict[str, dict]:
     """Browser-measured latency of the explorers (see :func:`measure`).
 
     Parameters
@@ -439,6 +494,9 @@ def bench_live(notebooks=None, *, names=None, repeats: int = 5, verbose: bool = 
     notebooks : list of notebook file names, default every one that shows an explorer
     names : explorer names to keep (default all); notebooks without one of them are not opened
     repeats : int >= 1, repetitions per explorer
+    largest : bool
+        Also measure every explorer at its largest sizes, in a notebook written into the
+        server's copy of the book (:func:`largest_notebook`; keys ``"largest:<explorer>"``).
 
     Returns
     -------
@@ -457,6 +515,9 @@ def bench_live(notebooks=None, *, names=None, repeats: int = 5, verbose: bool = 
         print(f"{'explorer':30s} {'median':>8s}   (ms, last of 3 key presses -> redrawn figure; "
               f"{repeats} repetitions)", flush=True)
     with LabServer() as server, sync_playwright() as pw:
+        if largest:
+            (server.root / LARGEST_NOTEBOOK).write_text(json.dumps(largest_notebook(names), indent=1))
+            notebooks = [*notebooks, LARGEST_NOTEBOOK]
         browser = launch_browser(pw)
         try:
             for nb in notebooks:
@@ -468,7 +529,7 @@ def bench_live(notebooks=None, *, names=None, repeats: int = 5, verbose: bool = 
                         if names and ex.name not in names:
                             continue
                         t = measure(ex, repeats)
-                        key = f"{nb[:-6]}:{ex.name}"
+                        key = f"{'largest' if nb == LARGEST_NOTEBOOK else nb[:-6]}:{ex.name}"
                         out[key] = {"notebook": nb, "times": t, "median": float(np.median(t)),
                                     "redraws": ex.redraws}
                         if verbose:

@@ -71,7 +71,7 @@ class TemplateExplorer(BlocksExplorer):
         art["sparse"].set_markevery(max(1, self._iters // 8))
         art["dense"].set_markevery(max(1, self._iters // 8))
         ax2.set_xlim(0, self._iters)
-        ax2.legend(loc="lower left", fontsize=8)
+        self._legend(ax2, loc="lower left", fontsize=8)
         self._label(art, f"n = {n}, m = {m}, τ = {tau}, d = {d}")
         self.last = {"history": h, "dense": hd, "received": recv}
         eps = 1e-6

@@ -34,6 +34,7 @@ class TimeExplorer(Explorer):
         self._eps = check_float("eps", eps, positive=True, hi=1.0)
         self._cpp = check_float("compute_per_parameter", compute_per_parameter, nonnegative=True)
         lk = network.LINKS[link]
+        self._curves = {}  # (what, sizes, link) -> curves; the explorer's other settings are fixed
         super().__init__(link=link, model=model, bandwidth=lk["bandwidth"] / 1e9, latency=lk["latency"] * 1e6,
                          n=n, d=network.MODELS[model], tau=tau)
 
@@ -86,7 +87,9 @@ class TimeExplorer(Explorer):
         art["mn"] = ax1.axvline(1, color="0.5", ls=":", lw=1.5, label=r"$\tau = m/n$")
         ax1.set_xlabel(r"blocks sent per worker, $\tau$ (of $m$)")
         ax1.set_ylabel("time to accuracy (s)")
-        ax1.legend(fontsize=7, loc="upper center")
+        # the star and the circle are drawn large on the curve; in the legend at the text's size
+        ax1.legend(fontsize=7, loc="upper center", markerscale=0.55, handlelength=2.2, handletextpad=0.6,
+                   labelspacing=0.5)
         gd = plotting.style("gd")
         art["n_dense_ps"], = ax2.loglog([], [], color=gd["color"], label="dense, parameter server")
         art["n_dense_ar"], = ax2.loglog([], [], color=gd["color"], ls="--", label="dense, all-reduce")
@@ -105,14 +108,38 @@ class TimeExplorer(Explorer):
                                         kappa=self._kappa, r=min(self._r, n), eps=self._eps,
                                         compute=self._cpp * d, accounting=accounting)
 
+    def _against_tau(self, n, d, link):
+        key = ("tau", n, d, link)
+        if len(self._curves) > 512:  # a bound on what a long session keeps
+            self._curves.clear()
+        if key not in self._curves:
+            taus = np.unique(np.round(np.geomspace(1, self._m, 40)).astype(int))
+            ps = np.array([self._tta(n, d, int(t), link, "parameter-server") for t in taus])
+            ar = np.array([self._tta(n, d, int(t), link, "all-reduce") for t in taus])
+            self._curves[key] = (taus, ps, ar)
+        return self._curves[key]
+
+    def _against_n(self, d, link):
+        key = ("n", d, link)
+        if key not in self._curves:
+            m = self._m
+            ns = np.unique(np.round(np.geomspace(2, 256, 30)).astype(int))
+            self._curves[key] = (ns, {
+                "n_dense_ps": [self._tta(k, d, m, link, "parameter-server") for k in ns],
+                "n_dense_ar": [self._tta(k, d, m, link, "all-reduce") for k in ns],
+                "n_sparse_ps": [self._tta(k, d, max(1, m // k), link, "parameter-server") for k in ns],
+                "n_sparse_ar": [self._tta(k, d, max(1, m // k), link, "all-reduce") for k in ns],
+            })
+        return self._curves[key]
+
     def _update(self, art, params):
         n, tau = params["n"], min(params["tau"], self._m)
         d = round(params["d"])
         link = (params["bandwidth"] * 1e9, params["latency"] * 1e-6)
         m = self._m
-        taus = np.unique(np.round(np.geomspace(1, m, 40)).astype(int))
-        ps = np.array([self._tta(n, d, int(t), link, "parameter-server") for t in taus])
-        ar = np.array([self._tta(n, d, int(t), link, "all-reduce") for t in taus])
+        # the curves against tau depend on n, d and the link, those against n on d and the link: moving
+        # tau (or n) reuses them (cached), and only the markers move
+        taus, ps, ar = self._against_tau(n, d, link)
         ax1, ax2 = art["axes"]
         art["ps"].set_data(taus, ps)
         art["ar"].set_data(taus, ar)
@@ -126,13 +153,7 @@ class TimeExplorer(Explorer):
         ax1.set_xlim(0.8, m * 1.25)
         ys = np.concatenate([ps, ar])
         ax1.set_ylim(*decades(ys.min(), ys.max()))
-        ns = np.unique(np.round(np.geomspace(2, 256, 30)).astype(int))
-        series = {
-            "n_dense_ps": [self._tta(k, d, m, link, "parameter-server") for k in ns],
-            "n_dense_ar": [self._tta(k, d, m, link, "all-reduce") for k in ns],
-            "n_sparse_ps": [self._tta(k, d, max(1, m // k), link, "parameter-server") for k in ns],
-            "n_sparse_ar": [self._tta(k, d, max(1, m // k), link, "all-reduce") for k in ns],
-        }
+        ns, series = self._against_n(d, link)
         for k, v in series.items():
             art[k].set_data(ns, v)
         art["n_cur"].set_xdata([n, n])

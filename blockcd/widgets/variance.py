@@ -43,7 +43,8 @@ class VarianceExplorer(BlocksExplorer):
         err, = ax.plot([], [], color="k", lw=1.5)
         ax.set_yscale("log")
         ax.set_xticks(x, ["independent", "shared"])
-        ax.set_ylabel(r"$E\|G - \bar g\|^2 / \frac{1}{n}\sum_i \|g_i\|^2$")
+        # one line, no stacked fraction: at the figure's size a \frac squeezes its digits into the ticks
+        ax.set_ylabel(r"$E\|G - \bar g\|^2 \,/\, \mathrm{mean}_i \|g_i\|^2$")
         ax.set_xlim(-0.6, 1.6)
         no_minor_ticks(ax)
         ax.legend(loc="upper left", fontsize=8, ncol=2, markerscale=0.4)

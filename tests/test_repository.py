@@ -1,0 +1,56 @@
+"""The repository address: ``blockcd.__url__``, and the copies that cannot import it agree.
+
+A chapter opened on Colab has no ``blockcd`` to import (and no way to learn where it was opened
+from), so its first cell carries the pip requirement as text; the book's repository button reads
+``_config.yml``.  These tests name every copy that disagrees with the library's.
+"""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+import blockcd
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
+# what each chapter's install must bring: chapter 10 runs mpiexec, chapter 11 trains with torch
+EXTRAS = {"11_ddp": ("torch",)}
+
+
+def first_code_cell(path: Path) -> str:
+    nb = json.loads(path.read_text())
+    return next("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
+
+
+def test_requirement():
+    assert blockcd.requirement() == f"blockcd @ git+{blockcd.__url__}"
+    assert blockcd.requirement("mpi", "torch") == f"blockcd[mpi,torch] @ git+{blockcd.__url__}"
+    with pytest.raises(ValueError, match="extras"):
+        blockcd.requirement("gpu")
+
+
+def test_config_repository_is_the_library_one():
+    config = (ROOT / "_config.yml").read_text()
+    urls = re.findall(r"^\s*url:\s*(\S+)\s*$", config, flags=re.M)
+    assert urls == [blockcd.__url__]
+
+
+def test_intro_clones_the_library_repository():
+    clones = re.findall(r"git clone (\S+)", (ROOT / "book" / "intro.md").read_text())
+    assert clones == [blockcd.__url__]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_first_cell_installs_the_library_with_its_extras(path):
+    cell = first_code_cell(path)
+    assert "import blockcd" in cell
+    wanted = blockcd.requirement(*EXTRAS.get(path.stem, ("mpi",)))
+    found = re.findall(r'"(blockcd[^"]* @ git\+[^"]+)"', cell)
+    assert found == [wanted], f"{path.name}: the first cell installs {found}, the library says {wanted!r}"
+
+
+def test_every_chapter_is_covered():
+    # chapter 10 is the one that needs the MPI extra; the test above must see it
+    assert "10_mpi" in [p.stem for p in NOTEBOOKS] and len(NOTEBOOKS) >= 12
