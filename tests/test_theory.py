@@ -254,7 +254,9 @@ def test_step_sizes_and_rates_follow_the_table(het, interp):
     assert theory.step_size(p, "isega", m, tau) == pytest.approx(1 / (p.L + 6 * w * p.L_max / n))
     Lloc = p.local_smoothness(2).max()
     assert theory.step_size(p, "is-sgd", m, tau, batch=2) == pytest.approx(1 / (2 * (p.L + (m / tau) * Lloc / n)))
-    assert theory.step_size(p, "is-saga", m, tau, batch=2) == pytest.approx(1 / (p.L + 36 * (m / tau) * Lloc / n))
+    # IS-SAGA: the theorem's (6 + 36 omega), which is 6 at tau = m (dense SAGA), not the corollary's 36 m/tau
+    assert theory.step_size(p, "is-saga", m, tau, batch=2) == pytest.approx(1 / (p.L + (6 + 36 * w) * Lloc / n))
+    assert theory.step_size(p, "is-saga", m, m, batch=2) == pytest.approx(1 / (p.L + 6 * Lloc / n))
     assert theory.step_size(p, "gd", m, m) == pytest.approx(1 / (2 * p.L))  # alias, tau = m
     g = theory.step_size(p, "isega", m, tau)
     assert theory.rate(p, "isega", m, tau) == pytest.approx(max(1 - g * p.mu, 1 - tau / (2 * m)))
