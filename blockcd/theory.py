@@ -328,11 +328,10 @@ def isaga_shared_constants(problem, m: int, tau: int, step: float) -> tuple[floa
     r"""Theorem 2's constants (c, gamma_p, theta) for isaga-shared at the book's ``step``.
 
     With q = tau/m, L_s = max_j L_j over the N functions and the paper's step
-    :math:`\gamma_p = \gamma/q`: :math:`c = rac{1}{n}(rac{1}{\gamma_p L_s} - rac{1}{n} - q)`
-    and :math:`artheta = q \min\{\gamma_p\mu,\ rac{n}{N}(1 - rac{2}{n^2 c})\}`; the
+    :math:`\gamma_p = \gamma/q`: :math:`c = \frac{1}{n}(\frac{1}{\gamma_p L_s} - \frac{1}{n} - q)`
+    and :math:`\vartheta = q \min\{\gamma_p\mu,\ \frac{n}{N}(1 - \frac{2}{n^2 c})\}`; the
     Lyapunov function :math:`\|x - x^\star\|^2 + c\gamma_p^2\Psi`,
-    :math:`\Psi = \sum_{j=1}^N \|lpha_j - 
-abla f_j(x^\star)\|^2`, contracts by 1 - theta per
+    :math:`\Psi = \sum_{j=1}^N \|\alpha_j - \nabla f_j(x^\star)\|^2`, contracts by 1 - theta per
     iteration.  These are Theorem 5's with the refresh probability of a table entry, n/N
     (one of the n drawn), in place of 1/l; at q = 1/n and gamma_p = n/(5 L_s) they give the
     paper's Corollary 2, c = 3/n^2 and theta = min{mu/(5 L_s), 1/(3N)}.  theta = 0 (no rate)

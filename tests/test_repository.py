@@ -54,3 +54,15 @@ def test_first_cell_installs_the_library_with_its_extras(path):
 def test_every_chapter_is_covered():
     # chapter 10 is the one that needs the MPI extra; the test above must see it
     assert "10_mpi" in [p.stem for p in NOTEBOOKS] and len(NOTEBOOKS) >= 12
+
+
+def test_no_control_characters_in_the_sources():
+    # LaTeX written through a non-raw string turns \frac into a form feed and \vartheta into a
+    # vertical tab; the API reference then renders garbage.  Tabs and newlines are allowed.
+    bad = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+    hits = []
+    for path in sorted((ROOT / "blockcd").rglob("*.py")) + sorted((ROOT / "tests").rglob("*.py")):
+        for lineno, line in enumerate(path.read_text().splitlines(keepends=True), 1):
+            if bad.search(line):
+                hits.append(f"{path.relative_to(ROOT)}:{lineno}")
+    assert not hits, "control characters (a non-raw docstring?) at " + ", ".join(hits)
