@@ -6,6 +6,8 @@ everywhere: :data:`STYLE` fixes colour, marker and label per method, and
 (``lw=2``, grid, no top and right spines; lowercase labels and no titles:
 captions come from the notebook cell's metadata).  Nothing here
 runs a method; pass :class:`~blockcd.History` objects or arrays.
+:func:`selection_grid` draws the block choices of
+:class:`~blockcd.blocks.BlockSampler` themselves, the idea of chapters 1 and 3.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from collections.abc import Iterable, Sequence
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
+
+from ._validate import check_int, check_seed
 
 #: colour, marker and label of each method (and of the dense baselines)
 STYLE = {
@@ -162,3 +166,143 @@ def time_split(measurements, ax=None, *, xlabel: str = "rank", unit: float = 1e-
                    1.0: "seconds per iteration"}.get(unit, f"time per iteration ({unit:g} s)"))
     ax.grid(axis="x", visible=False)
     return ax
+
+
+#: largest grid :func:`selection_grid` draws (beyond it the counts no longer fit in the cells)
+SELECTION_MAX_N = 32
+SELECTION_MAX_M = 48
+#: up to this many blocks the two panels stand side by side, beyond it one above the other
+SELECTION_BESIDE_M = 20
+#: the marks of the "what reaches the master" row: a block from nobody, from one worker, from two or more
+COVERAGE_MARKS = {
+    "nobody": {"facecolor": "#ececec", "hatch": "///", "edgecolor": "#a6a6a6", "label": "from nobody"},
+    "once": {"facecolor": "white", "hatch": None, "edgecolor": "#7f7f7f", "label": "from one worker"},
+    "several": {"facecolor": "#4d4d4d", "hatch": None, "edgecolor": "#4d4d4d",
+                "label": "from two or more workers"},
+}
+
+
+def _coverage_kind(count: int) -> str:
+    return "nobody" if count == 0 else "once" if count == 1 else "several"
+
+
+def selection_grid(n: int, m: int, tau: int, *, seed: int = 0, iteration: int = 0, axes=None):
+    r"""Who sends which block in one round: independent sampling beside shared sampling.
+
+    Each panel is an n x m grid, workers (rows, top to bottom) by blocks
+    (columns); a shaded cell is a block the worker sends.  The choices are
+    those of :class:`~blockcd.blocks.BlockSampler` with this ``seed`` at
+    iteration ``iteration``, the choices :func:`blockcd.run` makes: on the
+    left every worker draws its own tau blocks
+    (``sampling='independent'``), on the right one draw serves all workers
+    (``sampling='shared'``).  Below each grid, the row *what reaches the
+    master* gives, per block, the number of workers that sent it (the column
+    sum); a block that arrives from nobody is hatched and one that arrives
+    from two or more workers is filled dark, as the legend says.  The
+    expected number of blocks nobody sends is :math:`m(1 - \tau/m)^n` under
+    independent sampling and exactly :math:`m - \tau` under shared sampling
+    (chapter 3, the coverage lemma).
+
+    Parameters
+    ----------
+    n : int in [1, 32]
+        Workers (rows).
+    m : int in [1, 48]
+        Blocks (columns).
+    tau : int in [1, m]
+        Blocks each worker sends.
+    seed : int >= 0
+        The run seed of the samplers.
+    iteration : int >= 0
+        The round whose choices are drawn.
+    axes : pair of matplotlib Axes, optional
+        Where to draw the two panels; by default a new figure, the panels side
+        by side up to m = 20 blocks and one above the other beyond, so that
+        the counts stay readable.
+
+    Returns
+    -------
+    matplotlib Figure
+        The figure holding the two panels.  Panel j's Axes keeps the drawn
+        (n, m) mask as ``axes[j].selection_mask`` and the per-block counts as
+        ``axes[j].selection_counts``.
+
+    Raises
+    ------
+    TypeError
+        If ``n``, ``m``, ``tau``, ``seed`` or ``iteration`` is not an integer,
+        or ``axes`` is not a pair of Axes.
+    ValueError
+        If one of them is outside its range.
+    """
+    from .blocks import SAMPLINGS, BlockSampler
+
+    n = check_int("n", n, 1, SELECTION_MAX_N)
+    m = check_int("m", m, 1, SELECTION_MAX_M)
+    tau = check_int("tau", tau, 1, m)
+    seed = check_seed("seed", seed)
+    iteration = check_int("iteration", iteration, 0)
+    beside = m <= SELECTION_BESIDE_M
+    if axes is None:
+        setup()
+        if beside:
+            cell = min(0.4, 8.8 / (2 * m))
+            size = (2 * m * cell + 1.9, (n + 1.5) * cell + 1.9)
+        else:
+            cell = min(0.4, 9.0 / m)
+            size = (m * cell + 1.6, 2 * ((n + 1.5) * cell + 1.2) + 0.7)
+        fig, axes = plt.subplots(1, 2, figsize=size, layout="constrained") if beside else \
+            plt.subplots(2, 1, figsize=size, layout="constrained")
+    else:
+        try:
+            axes = list(axes)
+        except TypeError:
+            raise TypeError(f"axes must be a pair of matplotlib Axes, got {type(axes).__name__}") from None
+        if len(axes) != 2 or not all(isinstance(a, mpl.axes.Axes) for a in axes):
+            raise TypeError(f"axes must be a pair of matplotlib Axes, got {len(axes)} object(s) "
+                            f"of types {[type(a).__name__ for a in axes]}")
+        fig = axes[0].figure
+    cell_font = 9 if m > 24 else 10 if m > 16 else 11
+    for ax, sampling in zip(axes, SAMPLINGS):
+        mask = np.array(BlockSampler(n, m, tau, seed=seed, sampling=sampling).masks(iteration), dtype=bool)
+        counts = mask.sum(axis=0)
+        colour = STYLE[sampling]["color"]
+        ax.selection_mask, ax.selection_counts = mask, counts
+        for i in range(n):
+            for j in range(m):
+                ax.add_patch(mpl.patches.Rectangle(
+                    (j, i), 1, 1, facecolor=colour if mask[i, j] else "white", edgecolor="#bfbfbf", lw=0.8,
+                    gid=f"cell-{i}-{j}"))
+        row = n + 0.5                       # the master's row, half a cell below the grid
+        for j, c in enumerate(counts):
+            mark = COVERAGE_MARKS[_coverage_kind(int(c))]
+            ax.add_patch(mpl.patches.Rectangle(
+                (j, row), 1, 1, facecolor=mark["facecolor"], edgecolor=mark["edgecolor"],
+                hatch=mark["hatch"], lw=1.0, gid=f"count-{j}"))
+            ax.text(j + 0.5, row + 0.5, str(int(c)), ha="center", va="center", fontsize=cell_font,
+                    color="white" if c >= 2 else "black", fontweight="bold" if c >= 2 else "normal",
+                    gid=f"count-{j}")
+        ax.set_xlim(0, m)
+        ax.set_ylim(row + 1, 0)
+        ax.set_aspect("equal")
+        ax.grid(False)
+        for side in ax.spines.values():
+            side.set_visible(False)
+        step = 1 if m <= 12 else 5
+        ax.set_xticks(np.arange(0, m, step) + 0.5, [str(j + 1) for j in range(0, m, step)])
+        if beside and ax is not axes[0]:
+            ax.set_yticks([])               # the left panel names the rows of both
+        else:
+            wk = list(range(0, n, 1 if n <= 12 else 5))
+            ax.set_yticks([i + 0.5 for i in wk] + [row + 0.5],
+                          [f"worker {i + 1}" for i in wk] + ["to the master"])
+        ax.tick_params(length=0)
+        nobody, several = int(np.sum(counts == 0)), int(np.sum(counts >= 2))
+        ax.set_xlabel(f"block\n{STYLE[sampling]['label']}:\n{nobody} of {m} blocks from nobody, "
+                      f"{several} from two or more")
+    handles = [mpl.patches.Patch(facecolor=mk["facecolor"], edgecolor=mk["edgecolor"], hatch=mk["hatch"],
+                                 label=mk["label"]) for mk in COVERAGE_MARKS.values()]
+    handles += [mpl.patches.Patch(facecolor=STYLE[s]["color"], label=f"sent ({STYLE[s]['label']})")
+                for s in SAMPLINGS]
+    fig.legend(handles=handles, loc="outside lower center", ncol=3, fontsize=10)
+    return fig

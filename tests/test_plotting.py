@@ -1,0 +1,117 @@
+"""The book's figures draw what the library computes: the selection grid of chapters 1 and 3.
+
+:func:`blockcd.plotting.selection_grid` shades the blocks each worker sends and
+writes, under each grid, how many workers sent each block.  These tests read the
+drawn rectangles and texts back from the figure and compare them with
+:class:`~blockcd.blocks.BlockSampler` for the same seed, so a figure that drew
+anything else (another seed, a transposed grid, counts off by one) fails.
+"""
+
+import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+
+from blockcd import plotting
+from blockcd.blocks import BlockSampler
+
+CASES = [(4, 12, 3, 0, 0), (8, 16, 2, 0, 0), (10, 30, 3, 5, 7), (3, 6, 6, 1, 0), (1, 5, 1, 2, 3)]
+
+
+def drawn(ax, n, m):
+    """The (n, m) shading and the per-block numbers as drawn, read from the Axes' artists."""
+    shade = np.zeros((n, m), dtype=bool)
+    counts = np.full(m, -1)
+    for patch in ax.patches:
+        gid = patch.get_gid() or ""
+        if gid.startswith("cell-"):
+            i, j = map(int, gid.split("-")[1:])
+            shade[i, j] = patch.get_facecolor()[:3] != matplotlib.colors.to_rgb("white")
+    for text in ax.texts:
+        gid = text.get_gid() or ""
+        if gid.startswith("count-"):
+            counts[int(gid.split("-")[1])] = int(text.get_text())
+    return shade, counts
+
+
+@pytest.mark.parametrize("n, m, tau, seed, k", CASES)
+def test_shaded_cells_are_the_samplers_choices_and_counts_are_column_sums(n, m, tau, seed, k):
+    fig = plotting.selection_grid(n, m, tau, seed=seed, iteration=k)
+    try:
+        axes = fig.axes
+        assert len(axes) == 2
+        for ax, sampling in zip(axes, ("independent", "shared")):
+            truth = np.asarray(BlockSampler(n, m, tau, seed=seed, sampling=sampling).masks(k))
+            shade, counts = drawn(ax, n, m)
+            assert np.array_equal(shade, truth), sampling
+            assert np.array_equal(shade.sum(axis=1), np.full(n, tau)), f"{sampling}: a row without tau cells"
+            assert np.array_equal(counts, truth.sum(axis=0)), f"{sampling}: counts are not the column sums"
+            assert np.array_equal(ax.selection_mask, truth) and np.array_equal(ax.selection_counts, counts)
+            # the label under the grid states the counts of the marked blocks
+            label = ax.get_xlabel()
+            assert f"{int(np.sum(counts == 0))} of {m} blocks from nobody" in label
+            assert f"{int(np.sum(counts >= 2))} from two or more" in label
+        # shared sampling: every worker sends the same tau blocks, so exactly m - tau arrive from nobody
+        assert np.sum(axes[1].selection_counts == 0) == m - tau
+    finally:
+        plt.close(fig)
+
+
+def test_marks_of_the_master_row_follow_the_counts():
+    fig = plotting.selection_grid(8, 16, 2, seed=0)
+    try:
+        for ax in fig.axes:
+            for patch in ax.patches:
+                gid = patch.get_gid() or ""
+                if gid.startswith("count-"):
+                    c = ax.selection_counts[int(gid.split("-")[1])]
+                    kind = "nobody" if c == 0 else "once" if c == 1 else "several"
+                    mark = plotting.COVERAGE_MARKS[kind]
+                    assert patch.get_hatch() == mark["hatch"]
+                    assert np.allclose(patch.get_facecolor()[:3], matplotlib.colors.to_rgb(mark["facecolor"]))
+        labels = [t.get_text() for t in fig.legends[0].get_texts()]
+        assert {"from nobody", "from one worker", "from two or more workers"} <= set(labels)
+        # the independent panel of this seed has both kinds of marked block (the chapter's figure)
+        counts = fig.axes[0].selection_counts
+        assert np.any(counts == 0) and np.any(counts >= 2)
+    finally:
+        plt.close(fig)
+
+
+def test_draws_into_given_axes_and_is_readable():
+    fig, axes = plt.subplots(2, 1)
+    try:
+        assert plotting.selection_grid(4, 12, 3, axes=axes) is fig
+        assert all(t.get_fontsize() >= 9 for ax in axes for t in ax.texts)
+    finally:
+        plt.close(fig)
+    fig = plotting.selection_grid(4, 12, 3)
+    try:
+        assert all(t.get_fontsize() >= 9 for ax in fig.axes for t in ax.texts)
+        assert fig.get_figwidth() <= 11.5   # shown at the page's width without shrinking the text away
+    finally:
+        plt.close(fig)
+
+
+@pytest.mark.parametrize("kwargs, exc, match", [
+    ({"n": 0}, ValueError, r"n must be an integer in \[1, 32\]"),
+    ({"n": 33}, ValueError, r"n must be an integer in \[1, 32\]"),
+    ({"n": 2.0}, TypeError, "n must be an integer"),
+    ({"m": 0}, ValueError, r"m must be an integer in \[1, 48\]"),
+    ({"m": 49}, ValueError, r"m must be an integer in \[1, 48\]"),
+    ({"tau": 0}, ValueError, r"tau must be an integer in \[1, 12\]"),
+    ({"tau": 13}, ValueError, r"tau must be an integer in \[1, 12\]"),
+    ({"tau": "3"}, TypeError, "tau must be an integer"),
+    ({"seed": -1}, ValueError, "seed must be"),
+    ({"seed": True}, TypeError, "seed must be an integer"),
+    ({"iteration": -1}, ValueError, "iteration must be"),
+    ({"axes": 3}, TypeError, "axes must be a pair of matplotlib Axes"),
+    ({"axes": [None, None]}, TypeError, "axes must be a pair of matplotlib Axes"),
+])
+def test_bad_arguments_raise_naming_the_parameter(kwargs, exc, match):
+    args = {"n": 4, "m": 12, "tau": 3}
+    args.update(kwargs)
+    before = plt.get_fignums()
+    with pytest.raises(exc, match=match):
+        plotting.selection_grid(args.pop("n"), args.pop("m"), args.pop("tau"), **args)
+    assert plt.get_fignums() == before   # no half-drawn figure left behind
