@@ -253,6 +253,7 @@ def selection_grid(n: int, m: int, tau: int, *, seed: int = 0, iteration: int = 
             size = (m * cell + 1.6, 2 * ((n + 1.5) * cell + 1.2) + 0.7)
         fig, axes = plt.subplots(1, 2, figsize=size, layout="constrained") if beside else \
             plt.subplots(2, 1, figsize=size, layout="constrained")
+        fig.get_layout_engine().set(wspace=0.04, hspace=0.04)
     else:
         try:
             axes = list(axes)
@@ -262,7 +263,8 @@ def selection_grid(n: int, m: int, tau: int, *, seed: int = 0, iteration: int = 
             raise TypeError(f"axes must be a pair of matplotlib Axes, got {len(axes)} object(s) "
                             f"of types {[type(a).__name__ for a in axes]}")
         fig = axes[0].figure
-    cell_font = 9 if m > 24 else 10 if m > 16 else 11
+    # the figure is shown at about 7 inches in the HTML page: fonts large enough to survive the shrink
+    cell_font = 12 if m > 24 else 13 if m > 16 else 14
     for ax, sampling in zip(axes, SAMPLINGS):
         mask = np.array(BlockSampler(n, m, tau, seed=seed, sampling=sampling).masks(iteration), dtype=bool)
         counts = mask.sum(axis=0)
@@ -296,13 +298,13 @@ def selection_grid(n: int, m: int, tau: int, *, seed: int = 0, iteration: int = 
             wk = list(range(0, n, 1 if n <= 12 else 5))
             ax.set_yticks([i + 0.5 for i in wk] + [row + 0.5],
                           [f"worker {i + 1}" for i in wk] + ["to the master"])
-        ax.tick_params(length=0)
+        ax.tick_params(length=0, labelsize=13)
         nobody, several = int(np.sum(counts == 0)), int(np.sum(counts >= 2))
-        ax.set_xlabel(f"block\n{STYLE[sampling]['label']}:\n{nobody} of {m} blocks from nobody, "
-                      f"{several} from two or more")
+        ax.set_xlabel(f"block\n{STYLE[sampling]['label']}\n{nobody} from nobody, {several} from two or more",
+                      fontsize=13)
     handles = [mpl.patches.Patch(facecolor=mk["facecolor"], edgecolor=mk["edgecolor"], hatch=mk["hatch"],
                                  label=mk["label"]) for mk in COVERAGE_MARKS.values()]
     handles += [mpl.patches.Patch(facecolor=STYLE[s]["color"], label=f"sent ({STYLE[s]['label']})")
                 for s in SAMPLINGS]
-    fig.legend(handles=handles, loc="outside lower center", ncol=3, fontsize=10)
+    fig.legend(handles=handles, loc="outside lower center", ncol=3, fontsize=13)
     return fig
