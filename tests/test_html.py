@@ -66,6 +66,13 @@ def toc_files() -> list[str]:
 
 PAGES = toc_files()
 CHAPTERS = [f for f in PAGES if re.match(r"book/\d\d_", f)]
+#: the results-at-a-glance page, right after the introduction
+GLANCE = "book/glance"
+#: the paper's theorem each method's row of the glance table must name (the paper's own numbering)
+PAPER_THEOREMS = {"ibcd": "Theorem 1", "ibgd": "Theorem 4", "is-sgd": "Theorem 6", "isega": "Theorem 3",
+                  "isaga-shared": "Theorem 2", "isaga-local": "Theorem 5", "is-asgd": "Theorem 8"}
+#: figures drawn by blockcd.plotting.selection_grid: (page, figure name)
+SELECTION_FIGURES = [("book/01_template", "fig-selection-template"), ("book/03_key_lemma", "fig-selection-key")]
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
@@ -321,3 +328,100 @@ def test_chapter_title_is_numbered_by_the_toc_only(doc):
     md = next(c for c in nb["cells"] if c["cell_type"] == "markdown")
     title = next(line for line in "".join(md["source"]).splitlines() if line.startswith("# "))
     assert not re.match(r"#\s+\d+\.", title), f"{doc}: title carries its own number: {title!r}"
+
+
+def _resolves(site, href, ids_cache) -> str | None:
+    """None if a local link points to an existing page and anchor, else what is wrong."""
+    url, frag = urldefrag(href)
+    target = HTML / (urlparse(url).path.lstrip("/") or "index.html")
+    if target.is_dir():
+        target = target / "index.html"
+    if not target.exists():
+        return f"{href}: no such file"
+    if frag and target.suffix == ".html":
+        if target not in ids_cache:
+            ids_cache[target] = _ids(target)
+        if frag not in ids_cache[target]:
+            return f"{href}: no anchor #{frag}"
+    return None
+
+
+def test_glance_page_follows_the_introduction():
+    assert GLANCE in PAGES, f"{GLANCE} is not in _toc.yml"
+    assert PAGES.index(GLANCE) == 1, f"{GLANCE} should come right after the introduction, not at {PAGES.index(GLANCE)}"
+
+
+GLANCE_JS = """() => {
+  const t = document.querySelector('main table.glance-table');
+  if (!t) return null;
+  return {
+    header: Array.from(t.querySelectorAll('thead th')).map(c => c.innerText.trim().replace(/\u2019/g, "'")),
+    rows: Array.from(t.querySelectorAll('tbody tr')).map(r => ({
+      cells: Array.from(r.cells).map(c => c.innerText.trim().replace(/\u2019/g, "'")),
+      links: Array.from(r.querySelectorAll('a.reference.internal')).map(a => a.href),
+      unresolved: Array.from(r.querySelectorAll('.xref')).filter(e => !e.closest('a')).map(e => e.textContent),
+      math: r.querySelectorAll('mjx-container').length,
+    })),
+  };
+}"""
+
+
+def test_glance_table_has_one_row_per_method_and_its_links_resolve(site, browser):
+    from blockcd.registry import METHODS, REGISTRY
+
+    page, _, _ = _open(browser, site, GLANCE + ".html")
+    table = page.evaluate(GLANCE_JS)
+    page.context.close()
+    assert table is not None, f"{GLANCE}: no table of class glance-table"
+    assert len(table["header"]) == 10 and "the paper's theorem" in table["header"], table["header"]
+    names = []
+    for row in table["rows"]:
+        assert len(row["cells"]) == len(table["header"]), row["cells"][0]
+        found = re.search(r'"([a-z-]+)"', row["cells"][0])
+        assert found, f"the first cell names no method: {row['cells'][0]!r}"
+        names.append(found.group(1))
+    assert sorted(names) == sorted(METHODS), f"rows {names} differ from the library's methods {METHODS}"
+    ids_cache: dict[Path, set[str]] = {}
+    for name, row in zip(names, table["rows"]):
+        assert row["unresolved"] == [], f"{name}: unresolved references {row['unresolved']}"
+        assert row["math"] > 0, f"{name}: no typeset formula in the row"
+        chapter = REGISTRY[name].chapter
+        assert any(urlparse(h).path.endswith(f"/book/{chapter}.html") and "#" not in h for h in row["links"]), \
+            f"{name}: no link to its chapter {chapter}"
+        assert any("#" in h and (h.split("#")[1].startswith(("thm-", "lem-", "cor-"))) for h in row["links"]), \
+            f"{name}: no link to a theorem"
+        paper = row["cells"][table["header"].index("the paper's theorem")]
+        if name in PAPER_THEOREMS:
+            assert PAPER_THEOREMS[name] in paper, f"{name}: the paper's theorem should be {PAPER_THEOREMS[name]}, got {paper!r}"
+        bad = [m for m in (_resolves(site, h, ids_cache) for h in row["links"] if h.startswith(site)) if m]
+        assert not bad, f"{name}: broken links {bad}"
+
+
+def test_glance_page_maps_the_dependencies(site, browser):
+    page, _, _ = _open(browser, site, GLANCE + ".html")
+    refs = page.evaluate("() => Array.from(document.querySelectorAll('main li a.reference.internal[href*=\"#\"]'))"
+                         ".map(a => a.getAttribute('href').split('#')[1])")
+    page.context.close()
+    for label in ("lem-key", "lem-ibcd-es", "thm-ibcd", "cor-mn-rule", "lem-composition", "thm-is-sgd",
+                  "lem-isega-estimator", "thm-isega", "thm-is-saga", "lem-rho-tau", "lem-coverage"):
+        assert label in refs, f"the dependency map does not link {label}"
+
+
+@pytest.mark.parametrize("doc, name", SELECTION_FIGURES)
+def test_selection_figures_are_shown_with_caption_and_reference(site, browser, doc, name):
+    page, _, _ = _open(browser, site, doc + ".html")
+    fig = page.evaluate("""(id) => {
+      const f = document.getElementById(id);
+      if (!f) return null;
+      const img = f.querySelector('img'), cap = f.querySelector('figcaption');
+      return {loaded: !!img && img.complete && img.naturalWidth > 0, width: img ? img.getBoundingClientRect().width : 0,
+              natural: img ? img.naturalWidth : 0, caption: cap ? cap.innerText : '',
+              refs: document.querySelectorAll('main a[href="#' + id + '"]').length};
+    }""", name)
+    page.context.close()
+    assert fig is not None, f"{doc}: no figure #{name}"
+    assert fig["loaded"], f"{doc}: the image of #{name} did not load"
+    assert fig["caption"].startswith("Fig"), f"{doc}: #{name} has no numbered caption: {fig['caption'][:60]!r}"
+    assert fig["refs"] >= 1, f"{doc}: the text never refers to #{name}"
+    # shown at least 60% of its drawn size, so that the counts in the cells stay readable
+    assert fig["width"] >= 0.6 * min(fig["natural"], 1000), f"{doc}: #{name} is shrunk to {fig['width']} px"
