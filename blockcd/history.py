@@ -30,7 +30,7 @@ class DivergenceError(FloatingPointError):
 
 @dataclass
 class History:
-    """What a run recorded, one entry per iteration (entry 0 is the start x0).
+    r"""What a run recorded, one entry per iteration (entry 0 is the start x0).
 
     Attributes
     ----------
