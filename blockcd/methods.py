@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
