@@ -30,7 +30,7 @@ class DivergenceError(FloatingPointError):
 
 @dataclass
 class History:
-    """What a run recorded, one entry per iteration (entry 0 is the start x0).
+    r"""What a run recorded, one entry per iteration (entry 0 is the start x0).
 
     Attributes
     ----------
@@ -48,7 +48,16 @@ class History:
     bytes_up_workers : ndarray
         Total bytes each worker sent, shape (n,).
     step : float
-        The step size used.
+        The step size used (with a schedule, its first step).
+    steps : ndarray or None
+        With a step schedule (``step=`` a callable or ``'decreasing'``): the step used at
+        iteration k, k = 0..iters-1; None for a constant step.
+    gap_avg : ndarray or None
+        With ``step='decreasing'``: :math:`f(\hat x_k) - f^\star`, where
+        :math:`\hat x_k = \sum_{j \le k} w_j x^j / \sum_{j \le k} w_j` with the weights of
+        :func:`blockcd.theory.average_weights` (chapter 5); None otherwise.
+    x_avg : ndarray or None
+        With ``step='decreasing'``: the last weighted average :math:`\hat x`.
     x : ndarray
         The last iterate.
     method, n, d, m, tau, seed, sampling, batch
@@ -71,6 +80,9 @@ class History:
     bytes_down: np.ndarray
     x: np.ndarray = field(repr=False)
     bytes_up_workers: np.ndarray = field(repr=False, default=None)
+    steps: np.ndarray | None = field(repr=False, default=None)
+    gap_avg: np.ndarray | None = field(repr=False, default=None)
+    x_avg: np.ndarray | None = field(repr=False, default=None)
 
     @property
     def iters(self) -> int:
@@ -83,7 +95,8 @@ class History:
         hit = np.flatnonzero(self.dist2 <= eps * self.dist2[0])
         return int(hit[0]) if hit.size else None
 
-    _ARRAYS = ("dist2", "gap", "blocks_up", "bytes_up", "bytes_down", "x", "bytes_up_workers")
+    _ARRAYS = ("dist2", "gap", "blocks_up", "bytes_up", "bytes_down", "x", "bytes_up_workers", "steps", "gap_avg",
+               "x_avg")
     _SCALARS = ("method", "n", "d", "m", "tau", "step", "seed", "sampling", "batch")
 
     def save(self, path) -> None:
@@ -122,11 +135,19 @@ class Recorder:
     counted : bool
         Count each worker's blocks from the masks (a Bernoulli choice: all m or none),
         not tau per worker and iteration; ``History.blocks_up`` is then their mean over workers.
+    schedule : bool
+        Record the step of every iteration (:meth:`stepped`; a step schedule).
+    average : (a, c) or None
+        Also record f at the average with the weights a + c (k - 1) (``step='decreasing'``).
     """
 
     def __init__(self, problem, *, method, step, blocks, tau, iters, sampling, batch=None, send_indices=False,
-                 until=None, gap=True, counted=False):
+                 until=None, gap=True, counted=False, schedule=False, average=None):
         self.counted = counted
+        self.steps = np.empty(iters) if schedule else None
+        self.average = average
+        self.gap_avg = np.empty(iters + 1) if average is not None else None
+        self.x_sum, self.w_sum, self.x_avg = None, 0.0, None
         self.blocks_sent = np.zeros(iters + 1)  # cumulative blocks per worker, mean over workers (counted)
         self.p, self.method, self.step, self.blocks, self.want_gap = problem, method, step, blocks, gap
         self.tau, self.sampling, self.batch, self.until = tau, sampling, batch, until
@@ -152,6 +173,13 @@ class Recorder:
             fx = fx + self.p.reg(x)
         self.dist2[k] = d2
         self.gap[k] = fx - self.fs
+        if self.average is not None:
+            a, c = self.average
+            w = a + c * (k - 1.0)
+            self.x_sum = w * x if k == 0 else self.x_sum + w * x
+            self.w_sum += w
+            self.x_avg = self.x_sum / self.w_sum
+            self.gap_avg[k] = (self.p.f(self.x_avg) if np.isfinite(d2) else math.nan) - self.fs
         if k == 0:
             self.limit = BLOWUP * max(d2, 1.0)
             if self.until is not None:
@@ -180,6 +208,11 @@ class Recorder:
         self.up_total += mean + self.index_bytes / BYTES_PER_NUMBER
         self.bytes_up[k + 1] = self.up_total * BYTES_PER_NUMBER
 
+    def stepped(self, k: int, step: float) -> None:
+        """Record the step taken at iteration k (with a schedule; otherwise nothing to do)."""
+        if self.steps is not None:
+            self.steps[k] = step
+
     def _diverged(self, k: int):
         from . import theory
 
@@ -191,7 +224,7 @@ class Recorder:
             hint = f"the theory gives no step here ({exc})"
         raise DivergenceError(
             f"{self.method} diverged at iteration {k} (||x - x*||^2 = {self.dist2[k]:.3g}) "
-            f"with step = {self.step:.4g}; {hint}"
+            f"with step = {self.step:.4g}{' (the first of a schedule)' if self.steps is not None else ''}; {hint}"
         )
 
     def history(self, x, seed, *, bytes_up=None, bytes_down=None, bytes_up_workers=None) -> History:
@@ -209,4 +242,7 @@ class Recorder:
             bytes_down=(k * self.p.d * BYTES_PER_NUMBER).astype(float) if bytes_down is None else bytes_down,
             x=x,
             bytes_up_workers=bytes_up_workers,
+            steps=None if self.steps is None else self.steps[:it].copy(),
+            gap_avg=None if self.gap_avg is None else self.gap_avg[: it + 1].copy(),
+            x_avg=None if self.x_avg is None else self.x_avg.copy(),
         )

@@ -17,6 +17,9 @@ method is its dense (non-sparsified) parent, bit for bit.
 
 from __future__ import annotations
 
+import math
+import numbers
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -53,6 +56,16 @@ class Setup:
     send_indices: bool
     until: float | None
     gap: bool = True
+    #: a callable k -> step (None: the constant ``step``); ``step`` is then its value at k = 0
+    schedule: object = None
+    #: (a, c) of ``step='decreasing'``: the History also records f at the weighted average (None: not)
+    average: tuple[float, float] | None = None
+
+    def step_at(self, k: int) -> float:
+        """The step of iteration k: the constant ``step``, or the schedule's value, checked (finite, > 0)."""
+        if self.schedule is None:
+            return self.step
+        return _checked_step(self.schedule(k), k)
 
     @cached_property
     def blocks(self) -> Blocks:
@@ -82,7 +95,8 @@ class Setup:
         return Recorder(self.problem, method=self.method.name, step=self.step, blocks=self.blocks, tau=self.tau,
                         iters=self.iters, sampling=self.sampling, batch=self.batch,
                         send_indices=self.send_indices, until=self.until, gap=self.gap,
-                        counted=self.method.bernoulli)
+                        counted=self.method.bernoulli, schedule=self.schedule is not None,
+                        average=self.average)
 
 
 def setup(problem, method, *, m, tau, step=None, iters, seed=0, sampling="independent", batch=None, x0=None,
@@ -126,12 +140,63 @@ def setup(problem, method, *, m, tau, step=None, iters, seed=0, sampling="indepe
         until = check_float("until", until, positive=True)
     if not isinstance(gap, (bool, np.bool_)):
         raise TypeError(f"gap must be True or False, got {gap!r}")
-    if step is None and theory_step:
+    schedule = average = None
+    if isinstance(step, str):
+        if step != "decreasing":
+            raise ValueError(f"step must be a float > 0, None, 'decreasing' or a callable k -> step, got {step!r}")
+        if not spec.decreasing:
+            takes = _listed(e.name for e in registry.REGISTRY.values() if e.decreasing)
+            raise ValueError(f"step='decreasing' applies to {takes} only, not to {spec.name!r}: the book has no "
+                             "decreasing schedule for its theory; pass a callable k -> step instead")
+        if sampling != "independent":
+            raise ValueError("step='decreasing' is the theory of independent sampling: sampling must be "
+                             f"'independent', got {sampling!r}")
+        average = theory.decreasing_schedule(problem, m, tau, batch=batch)
+        a, c = average
+        schedule = _Decreasing(a, c)
+    elif callable(step):
+        if not spec.schedules:
+            takes = _listed(e.name for e in registry.REGISTRY.values() if e.schedules)
+            raise ValueError(f"a step schedule (a callable) applies to {takes}, not to {spec.name!r}, whose "
+                             "parameters are set once from the step")
+        schedule = step
+    if schedule is not None:
+        step = _checked_step(schedule(0), 0)
+    elif step is None and theory_step:
         step = theory.step_size(problem, spec.name, m, tau, batch=batch, sampling=sampling)
     elif step is not None:
+        if not isinstance(step, (numbers.Real, np.number)) or isinstance(step, (bool, np.bool_)):
+            raise TypeError(f"step must be a float > 0, None, 'decreasing' or a callable k -> step, "
+                            f"got {type(step).__name__} {step!r}")
         step = check_float("step", step, positive=True)
     x = np.zeros(d) if x0 is None else check_vector("x0", x0, d, "the problem dimension d").copy()
-    return Setup(problem, spec, m, tau, step, iters, seed, sampling, batch, x, bool(send_indices), until, bool(gap))
+    return Setup(problem, spec, m, tau, step, iters, seed, sampling, batch, x, bool(send_indices), until, bool(gap),
+                 schedule, average)
+
+
+class _Decreasing:
+    """The schedule gamma_k = 1/(a + c k) of ``step='decreasing'`` (:func:`blockcd.theory.decreasing_schedule`)."""
+
+    def __init__(self, a: float, c: float):
+        self.a, self.c = a, c
+
+    def __call__(self, k: int) -> float:
+        return 1.0 / (self.a + self.c * k)
+
+    def __repr__(self) -> str:
+        return f"1/({self.a:.4g} + {self.c:.4g} k)"
+
+
+def _checked_step(value, k: int) -> float:
+    """A schedule's step at iteration k as a float; raises naming k unless it is a finite real > 0."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.number)):
+        raise TypeError(f"the step schedule must return a real number, got {type(value).__name__} {value!r} "
+                        f"at iteration k = {k}")
+    value = float(value)
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"the step schedule returned step = {value} at iteration k = {k}; every step must be "
+                         "finite and > 0")
+    return value
 
 
 def _listed(names) -> str:
@@ -146,7 +211,7 @@ def run(
     *,
     m: int,
     tau: int,
-    step: float | None = None,
+    step: float | str | Callable[[int], float] | None = None,
     iters: int,
     seed: int = 0,
     sampling: str = "independent",
@@ -183,8 +248,14 @@ def run(
     tau : int, 1 <= tau <= m
         Blocks each worker sends per iteration (IBGD: in expectation; it sends all m with
         probability tau/m).
-    step : float > 0 or None
+    step : float > 0, None, 'decreasing' or callable
         Step size (for IS-ASGD, eta).  None takes :func:`blockcd.theory.step_size`.
+        ``'decreasing'`` (IS-SGD): the theory's schedule gamma_k = 1/(a + c k) of
+        :func:`blockcd.theory.decreasing_schedule`; the History then also records
+        ``gap_avg``, f at the weighted average of :func:`blockcd.theory.average_weights`
+        (chapter 5).  A callable k -> step (every method but IS-ASGD) is called once per
+        iteration k = 0, 1, ...; a value that is not a finite real > 0 raises, naming k.
+        With a schedule ``History.steps`` holds the steps used and ``History.step`` the first.
     iters : int >= 1
         The most iterations to run.
     seed : int >= 0
@@ -226,6 +297,7 @@ def _simulate(s: Setup) -> History:
     indexed = _indexed(blocks, tau, n)
     partial = tau <= PARTIAL_SHARE * s.m and o.entries >= PARTIAL_ENTRIES
     master = rule.master_init(s.x0, p, s.step)
+    step_at = s.step_at
     worker = rule.worker_init(o, s.x0)
     apart = rule.per_worker
     for k in range(s.iters):
@@ -240,8 +312,10 @@ def _simulate(s: Setup) -> History:
         if rec.point(k, rule.iterate(master), fx):
             return rec.history(rule.iterate(master), s.seed)
         rec.sent(k, mask, chosen)
-        rule.step(master, total, scale, s.step, n)
-        rule.prox(master, s.step)
+        g = step_at(k)
+        rec.stepped(k, g)
+        rule.step(master, total, scale, g, n)
+        rule.prox(master, g)
     rec.point(s.iters, rule.iterate(master))
     return rec.history(rule.iterate(master), s.seed)
 

@@ -33,6 +33,10 @@ class Method:
         (:class:`blockcd.blocks.BernoulliSampler`), instead of tau of the m blocks
     shared_data : whether every worker reads all N functions (a problem with ``split='identical'``, alias
         ``'shared'``) and the engine draws n distinct of them per round (:class:`blockcd.blocks.SharedRows`)
+    decreasing : whether the theory gives a decreasing schedule (``step='decreasing'``,
+        :func:`blockcd.theory.decreasing_schedule`)
+    schedules : whether ``step`` may be a callable k -> step (not IS-ASGD, whose parameters are set
+        once from the step)
     chapter : the chapter that derives it ("" while no chapter does)
     """
 
@@ -46,16 +50,19 @@ class Method:
     prox: bool = False
     bernoulli: bool = False
     shared_data: bool = False
+    decreasing: bool = False
+    schedules: bool = True
     chapter: str = ""
 
 
 _ENTRIES = (
     Method("ibcd", "IBCD", rules.IBCD(), aliases=("gd", "dense"), chapter="04_ibcd"),
-    Method("is-sgd", "IS-SGD", rules.ISSGD(), aliases=("sgd",), minibatch=True, chapter="05_is_sgd"),
+    Method("is-sgd", "IS-SGD", rules.ISSGD(), aliases=("sgd",), minibatch=True, decreasing=True,
+           chapter="05_is_sgd"),
     Method("isega", "ISEGA", rules.ISEGA(), shifts=True, prox=True, chapter="06_heterogeneous"),
     Method("is-saga", "IS-SAGA", rules.ISSAGA(), aliases=("saga",), minibatch=True, shifts=True,
            chapter="06_heterogeneous"),
-    Method("is-asgd", "IS-ASGD", rules.ISASGD(), aliases=("asgd",), chapter="07_is_asgd"),
+    Method("is-asgd", "IS-ASGD", rules.ISASGD(), aliases=("asgd",), schedules=False, chapter="07_is_asgd"),
     Method("ibgd", "IBGD", rules.IBGD(), samplings=("independent",), bernoulli=True, chapter="04_ibcd"),
     Method("isaga-local", "distributed ISAGA", rules.ISAGALocal(), samplings=("independent",), minibatch=True,
            chapter="06_heterogeneous"),

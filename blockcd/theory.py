@@ -504,3 +504,76 @@ def time_optimal_tau(L: float, L_max: float, n: int, m: int, c0: float, c1: floa
     if a <= 0:
         return float(m)
     return float(min(max(math.sqrt(b * c0 / (a * c1)), 1.0), m))
+
+
+def gradient_noise(problem, m: int, tau: int, *, batch: int | None = None) -> float:
+    r"""IS-SGD's noise at the optimum, :math:`\sigma^2 = \mathbb{E}\lVert G(x^\star)\rVert^2
+    = \frac1n\big(\frac{m}{\tau}\bar\sigma^2 - \sigma_\star^2\big)` (chapter 5, the composition lemma)."""
+    m, tau = _m_tau(problem, m, tau)
+    b = 1 if batch is None else batch
+    return max(((m / tau) * local_variance_star(problem, b) - problem.sigma_star2) / problem.n, 0.0)
+
+
+def decreasing_schedule(problem, m: int, tau: int, *, batch: int | None = None) -> tuple[float, float]:
+    r"""The book's decreasing schedule for IS-SGD, :math:`\gamma_k = 1/(a + c k)`: returns (a, c).
+
+    :math:`a = 4\mathcal{L}(\tau)` (so every step is at most :math:`1/(4\mathcal{L}(\tau))`, with
+    :math:`\mathcal{L}(\tau) = L + \frac{m}{\tau}\mathcal{L}_{\text{loc}}(b)/n`) and :math:`c = \mu/2`,
+    the constants of the book's bound (chapter 5, :func:`decreasing_bound`).
+
+    The paper's Theorem 6 (Mishchenko, Hanzely and Richtarik 2019) takes
+    :math:`\gamma^{paper}_t = 1/(a_p + c_p t)` with :math:`a_p = 2(q + 2(1 - q)/n)L`,
+    :math:`c_p = \mu q/4`, where q = tau/m is the paper's fraction of blocks.  Its worker step
+    :math:`x - \gamma^{paper}_t (g_i)_{U_i}` has no rescaling by 1/q, the book's does, so the book's
+    step is q times the paper's: :math:`\gamma_t = q/(a_p + c_p t) = 1/(a_p/q + (c_p/q) t)`, i.e.
+    :math:`a_p/q = 2L(1 + 2\omega/n)`, :math:`c_p/q = \mu/4` (see :func:`paper_decreasing_schedule`).
+    """
+    Lt = expected_smoothness(problem, "is-sgd", m, tau, batch=batch)
+    return 4.0 * Lt, problem.mu / 2.0
+
+
+def paper_decreasing_schedule(problem, m: int, tau: int) -> tuple[float, float]:
+    r"""The paper's Theorem 6 schedule in the book's units: (a_p/q, c_p/q) = (2 L (1 + 2 omega/n), mu/4).
+
+    q = tau/m; the paper's one L for every f_i is L_max here.  See :func:`decreasing_schedule`.
+    """
+    m, tau = _m_tau(problem, m, tau)
+    q = tau / m
+    a_p = 2.0 * (q + 2.0 * (1.0 - q) / problem.n) * problem.L_max
+    return a_p / q, problem.mu * q / 4.0 / q
+
+
+def average_weights(a: float, c: float, t: int) -> np.ndarray:
+    r"""The weights :math:`w_k = a + c(k - 1) = 1/\gamma_{k-1}`, k = 0..t, of the average
+    :math:`\hat x_t = \sum_{k=0}^t w_k x^k / \sum_{k=0}^t w_k` (chapter 5; ``History.gap_avg``)."""
+    a = check_float("a", a, positive=True)
+    c = check_float("c", c, nonnegative=True)
+    t = check_int("t", t, 0)
+    if a <= c:
+        raise ValueError(f"the weights a + c (k - 1) need a > c, got a = {a}, c = {c}")
+    return a + c * (np.arange(t + 1) - 1.0)
+
+
+def decreasing_bound(problem, m: int, tau: int, t, *, batch: int | None = None, x0=None) -> np.ndarray:
+    r"""The book's bound on :math:`\mathbb{E} f(\hat x_t) - f^\star` for IS-SGD with ``step='decreasing'``.
+
+    With (a, c) of :func:`decreasing_schedule`, :math:`r_0 = \lVert x^0 - x^\star\rVert^2` and
+    :math:`\sigma^2` of :func:`gradient_noise` (chapter 5, thm-is-sgd-decreasing):
+
+    .. math::
+
+        \mathbb{E} f(\hat x_t) - f^\star \le
+        \frac{(a - c)(a - \mu)\, r_0 + 2\sigma^2 (t + 1)}{(t + 1)(a - c) + c\, t (t + 1)/2},
+
+    :math:`\hat x_t` the average with the weights of :func:`average_weights`.  For large t it is
+    about :math:`4\sigma^2/(c t) = 8\sigma^2/(\mu t)`.  ``t``: an int or an array of them (>= 0).
+    """
+    a, c = decreasing_schedule(problem, m, tau, batch=batch)
+    x0 = np.zeros(problem.d) if x0 is None else check_vector("x0", x0, problem.d, "the problem dimension d")
+    r0 = float(np.sum((x0 - problem.x_star) ** 2))
+    t = np.asarray(t, dtype=np.float64)
+    if np.any(t < 0) or not np.all(np.isfinite(t)):
+        raise ValueError("t must hold finite iteration counts >= 0")
+    s2 = gradient_noise(problem, m, tau, batch=batch)
+    W = (t + 1.0) * (a - c) + c * t * (t + 1.0) / 2.0
+    return ((a - c) * (a - problem.mu) * r0 + 2.0 * s2 * (t + 1.0)) / W

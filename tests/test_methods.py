@@ -654,3 +654,78 @@ def test_iters_to():
     assert h.iters_to(0.1) == 4
     assert h.iters_to(0.01) is None
     assert h.iters_to(1.0) == 0
+
+
+# ---- step schedules and IS-SGD's decreasing step (chapter 5) ----
+
+@pytest.fixture(scope="module")
+def HET():
+    """Heterogeneous least squares with noisy targets: sigma*^2 > 0, no interpolation."""
+    return problems.synthetic(10, 20, 40, cond=1.5, heterogeneity=1.0, noise=1.0, seed=0)
+
+
+def test_a_constant_schedule_is_the_constant_step_bit_for_bit(HET):
+    g = theory.step_size(HET, "is-sgd", 20, 2)
+    a = blockcd.run(HET, "is-sgd", m=20, tau=2, step=g, iters=100, seed=3)
+    b = blockcd.run(HET, "is-sgd", m=20, tau=2, step=lambda k: g, iters=100, seed=3)
+    assert np.array_equal(a.x, b.x) and np.array_equal(a.dist2, b.dist2)
+    assert a.steps is None and np.all(b.steps == g) and b.steps.shape == (100,)
+
+
+@pytest.mark.parametrize("method, step", [
+    ("is-sgd", "decreasing"),
+    ("is-sgd", lambda k: 0.02 / (1 + k / 50)),
+    ("isega", lambda k: 0.05 * (1 + (k % 3)) / 3),
+    ("ibcd", lambda k: 0.05 / (1 + k) ** 0.5),
+])
+def test_schedules_agree_with_the_reference(HET, method, step):
+    diff = reference.difference(HET, method, m=20, tau=2, step=step, iters=150, seed=1)
+    assert diff <= 1e-12
+
+
+def test_decreasing_records_its_schedule_and_average(HET):
+    a, c = theory.decreasing_schedule(HET, 20, 10, batch=5)
+    h = blockcd.run(HET, "is-sgd", m=20, tau=10, batch=5, step="decreasing", iters=50, seed=0)
+    assert np.allclose(h.steps, 1.0 / (a + c * np.arange(50)), rtol=0, atol=1e-15)
+    assert h.step == h.steps[0]
+    # x_avg is the weighted average of the iterates: rebuild it from a run that keeps every iterate
+    xs = [np.zeros(HET.d)]
+    for k in range(1, 51):
+        xs.append(blockcd.run(HET, "is-sgd", m=20, tau=10, batch=5, step="decreasing", iters=k, seed=0).x)
+    w = theory.average_weights(a, c, 50)
+    x_hat = (w[:, None] * np.array(xs)).sum(0) / w.sum()
+    assert np.allclose(h.x_avg, x_hat, rtol=1e-12, atol=1e-14)
+    assert abs(h.gap_avg[-1] - (HET.f(x_hat) - HET.f_star)) <= 1e-12
+
+
+@pytest.fixture(scope="module")
+def DECR(HET):
+    """f(x^_t) - f* of 8 seeds, IS-SGD with the decreasing schedule, tau = m/2, b = 5, 3000 rounds."""
+    return np.array([blockcd.run(HET, "is-sgd", m=20, tau=10, batch=5, step="decreasing", iters=3000,
+                                 seed=s).gap_avg for s in range(8)])
+
+
+def test_decreasing_step_error_is_below_the_books_bound(HET, DECR):
+    ts = np.array([10, 100, 300, 1000, 3000])
+    bound = theory.decreasing_bound(HET, 20, 10, ts, batch=5)
+    mean, se = DECR.mean(0)[ts], DECR.std(0, ddof=1)[ts] / np.sqrt(len(DECR))
+    assert np.all(mean + 3 * se <= bound)
+
+
+def test_decreasing_step_error_falls_with_slope_minus_one(DECR):
+    # The fitted log-log slope over t in [1000, 3000] (well past a/c ~ 70, where the 1/t noise term
+    # dominates) is computed for each seed; the 8 seeds are independent, so their mean has standard
+    # error sd/sqrt(8) and a correct rate -1 lies within 3 of them with probability about 0.99 (the
+    # mean of 8 roughly normal slopes).  A constant step (slope ~ 0) or an unaveraged 1/t^2 transient
+    # (slope ~ -2) fails.
+    ts = np.unique(np.geomspace(1000, 3000, 20).astype(int))
+    slopes = np.array([np.polyfit(np.log(ts), np.log(e[ts]), 1)[0] for e in DECR])
+    se = slopes.std(ddof=1) / np.sqrt(len(slopes))
+    assert abs(slopes.mean() + 1) <= 3 * se and se < 0.25
+
+
+def test_constant_step_stalls_where_the_decreasing_step_goes_below(HET, DECR):
+    runs = [blockcd.run(HET, "is-sgd", m=20, tau=10, batch=5, iters=3000, seed=s).gap for s in range(3)]
+    early, late = np.mean([g[1000:2000].mean() for g in runs]), np.mean([g[2000:].mean() for g in runs])
+    assert late >= 0.7 * early                 # the constant step has stalled at its floor (1/t would halve it)
+    assert DECR.mean(0)[-1] <= late / 10       # the decreasing step is far below that floor

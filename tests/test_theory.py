@@ -360,3 +360,26 @@ def test_isaga_shared_step_is_theorem_2s_and_corollary_2s(het):
             call()
     with pytest.raises(ValueError, match="sampling must be 'independent'"):
         theory.step_size(p, "isaga-shared", 8, 2, sampling="shared")
+
+
+def test_decreasing_schedule_constants_and_the_papers_in_book_units():
+    p = problems.synthetic(10, 20, 40, heterogeneity=1.0, seed=0)
+    m, tau = 20, 2
+    a, c = theory.decreasing_schedule(p, m, tau)
+    assert a == pytest.approx(4 * theory.expected_smoothness(p, "is-sgd", m, tau)) and c == pytest.approx(p.mu / 2)
+    ap, cp = theory.paper_decreasing_schedule(p, m, tau)
+    q, w = tau / m, theory.omega(m, tau)
+    # the paper's 1/(a_p + c_p t) times q: a_p/q = 2 L (1 + 2 omega/n), c_p/q = mu/4
+    assert ap == pytest.approx(2 * (q + 2 * (1 - q) / p.n) * p.L_max / q)
+    assert ap == pytest.approx(2 * p.L_max * (1 + 2 * w / p.n)) and cp == pytest.approx(p.mu / 4)
+
+
+def test_decreasing_bound_tends_to_its_leading_term():
+    p = problems.synthetic(10, 20, 40, heterogeneity=1.0, seed=0)
+    t = 1e9
+    lead = 8 * theory.gradient_noise(p, 20, 2) / (p.mu * t)
+    assert theory.decreasing_bound(p, 20, 2, t) == pytest.approx(lead, rel=1e-4)
+    B = theory.decreasing_bound(p, 20, 2, np.arange(0, 100))
+    assert np.all(np.diff(B) < 0)
+    with pytest.raises(ValueError, match="t must hold"):
+        theory.decreasing_bound(p, 20, 2, -1)

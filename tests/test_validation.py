@@ -83,7 +83,7 @@ CASES = [
     ("step-negative", lambda P: run(P, step=-0.1), ValueError, r"\bstep must be > 0"),
     ("step-nan", lambda P: run(P, step=NAN), ValueError, r"\bstep must be finite"),
     ("step-inf", lambda P: run(P, step=INF), ValueError, r"\bstep must be finite"),
-    ("step-string", lambda P: run(P, step="big"), TypeError, r"\bstep must be a real number"),
+    ("step-string", lambda P: run(P, step="big"), ValueError, r"\bstep must be a float > 0, None, 'decreasing'"),
     ("iters-zero", lambda P: run(P, iters=0), ValueError, r"\biters must be an integer in \[1, inf\]"),
     ("iters-float", lambda P: run(P, iters=2.5), TypeError, r"\biters must be an integer"),
     ("seed-negative", lambda P: run(P, seed=-1), ValueError, r"\bseed must be an integer in \[0, "),
@@ -244,3 +244,48 @@ def test_history_load_rejects_pickles(tmp_path):
     np.savez(path, meta=np.array([{"x": 1}], dtype=object))
     with pytest.raises(ValueError, match="pickle"):
         History.load(path)
+
+
+@pytest.fixture(scope="module")
+def SGD_P():
+    return problems.synthetic(4, 10, 8, heterogeneity=1.0, seed=0)
+
+
+@pytest.mark.parametrize("schedule, exc, match", [
+    (lambda k: -0.1, ValueError, r"step = -0\.1 at iteration k = 0"),
+    (lambda k: 0.1 if k < 3 else float("nan"), ValueError, r"step = nan at iteration k = 3"),
+    (lambda k: 0.1 if k < 5 else np.inf, ValueError, r"step = inf at iteration k = 5"),
+    (lambda k: 0.1 if k < 2 else 0.0, ValueError, r"step = 0\.0 at iteration k = 2"),
+    (lambda k: "0.1", TypeError, r"must return a real number.*iteration k = 0"),
+    (lambda k: None if k == 4 else 0.1, TypeError, r"NoneType None at iteration k = 4"),
+])
+@pytest.mark.parametrize("engine", [blockcd.run, blockcd.reference.run])
+def test_a_bad_step_schedule_names_the_iteration(SGD_P, schedule, exc, match, engine):
+    with pytest.raises(exc, match=match):
+        engine(SGD_P, "is-sgd", m=4, tau=1, step=schedule, iters=10)
+
+
+@pytest.mark.parametrize("method", ["ibcd", "isega", "is-saga", "is-asgd", "ibgd"])
+def test_decreasing_is_for_is_sgd_only(SGD_P, method):
+    with pytest.raises(ValueError, match=r"step='decreasing' applies to 'is-sgd' only"):
+        blockcd.run(SGD_P, method, m=4, tau=1, step="decreasing", iters=5)
+
+
+@pytest.mark.parametrize("step, exc, match", [
+    ("decreasin", ValueError, r"step must be a float > 0, None, 'decreasing' or a callable"),
+    ([0.1], TypeError, r"step must be a float > 0, None, 'decreasing' or a callable"),
+    (-1.0, ValueError, r"step must be > 0"),
+])
+def test_bad_step_is_rejected(SGD_P, step, exc, match):
+    with pytest.raises(exc, match=match):
+        blockcd.run(SGD_P, "is-sgd", m=4, tau=1, step=step, iters=5)
+
+
+def test_is_asgd_rejects_a_schedule(SGD_P):
+    with pytest.raises(ValueError, match=r"not to 'is-asgd'"):
+        blockcd.run(SGD_P, "is-asgd", m=4, tau=4, step=lambda k: 0.1, iters=5)
+
+
+def test_decreasing_needs_independent_sampling(SGD_P):
+    with pytest.raises(ValueError, match=r"sampling must be 'independent'"):
+        blockcd.run(SGD_P, "is-sgd", m=4, tau=1, step="decreasing", sampling="shared", iters=5)
