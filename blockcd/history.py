@@ -176,7 +176,10 @@ class Recorder:
         if self.average is not None:
             a, c = self.average
             w = a + c * (k - 1.0)
-            self.x_sum = w * x if k == 0 else self.x_sum + w * x
+            if k == 0:
+                self.x_sum = w * x
+            else:
+                self.x_sum += w * x
             self.w_sum += w
             self.x_avg = self.x_sum / self.w_sum
             self.gap_avg[k] = (self.p.f(self.x_avg) if np.isfinite(d2) else math.nan) - self.fs

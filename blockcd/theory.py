@@ -401,8 +401,7 @@ def neighbourhood(problem, method: str, m: int, tau: int, *, step: float | None 
     if method in ("ibcd", "ibgd"):
         s2 = omega(m, tau) / problem.n * problem.sigma_star2
     elif method == "is-sgd":
-        b = 1 if batch is None else batch
-        s2 = ((m / tau) * local_variance_star(problem, b) - problem.sigma_star2) / problem.n
+        s2 = gradient_noise(problem, m, tau, batch=batch)
     elif method == "isaga-local":  # Theorem 5 needs interpolation; without it no ball is proved
         return 0.0 if problem.interpolating else math.inf
     elif method == "isaga-shared":  # Theorem 2: x^k -> x* on any shared-data problem
@@ -511,7 +510,7 @@ def gradient_noise(problem, m: int, tau: int, *, batch: int | None = None) -> fl
     = \frac1n\big(\frac{m}{\tau}\bar\sigma^2 - \sigma_\star^2\big)` (chapter 5, the composition lemma)."""
     m, tau = _m_tau(problem, m, tau)
     b = 1 if batch is None else batch
-    return max(((m / tau) * local_variance_star(problem, b) - problem.sigma_star2) / problem.n, 0.0)
+    return ((m / tau) * local_variance_star(problem, b) - problem.sigma_star2) / problem.n
 
 
 def decreasing_schedule(problem, m: int, tau: int, *, batch: int | None = None) -> tuple[float, float]:
@@ -540,7 +539,7 @@ def paper_decreasing_schedule(problem, m: int, tau: int) -> tuple[float, float]:
     m, tau = _m_tau(problem, m, tau)
     q = tau / m
     a_p = 2.0 * (q + 2.0 * (1.0 - q) / problem.n) * problem.L_max
-    return a_p / q, problem.mu * q / 4.0 / q
+    return a_p / q, problem.mu / 4.0   # c_p / q = (mu q / 4) / q
 
 
 def average_weights(a: float, c: float, t: int) -> np.ndarray:
