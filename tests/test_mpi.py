@@ -114,6 +114,8 @@ EXTRA_CASES = {
     # a regulariser: the master's prox step, separable and not
     "isega-l1": dict(BASE, method="isega", m=5, tau=2, reg="l1:0.05", iters=30, seed=3),
     "isega-l2norm": dict(BASE, split="sorted", method="isega", m=5, tau=1, reg="l2norm:0.05", iters=30, seed=3),
+    # the theory's decreasing schedule 1/(a + c k): the master steps with gamma_k, records it and f(x_hat)
+    "is-sgd-decreasing": dict(BASE, method="is-sgd", m=5, tau=2, batch=2, step="decreasing", iters=30, seed=8),
 }
 
 
@@ -142,6 +144,19 @@ def test_sparse_data_and_x0(tmp_path):
     problem = mpi.build_problem("libsvm", 3, path=str(path), loss="ridge", lam=0.1, n_features=20)
     assert problem.sparse
     _assert_same(blockcd.History.load(out), _simulate(problem, case, x0=x0), problem)
+
+
+def test_decreasing_schedule_steps_and_average(tmp_path_factory):
+    """--step decreasing: the steps gamma_k = 1/(a + c k) of the theory and f at the weighted average, as
+    the simulator records them (the steps exactly: both evaluate the same formula)."""
+    h, _, problem, case = _run(tmp_path_factory, 5, EXTRA_CASES["is-sgd-decreasing"], "is-sgd-decreasing")
+    s = _simulate(problem, case)
+    a, c = theory.decreasing_schedule(problem, case["m"], case["tau"], batch=case["batch"])
+    np.testing.assert_array_equal(h.steps, 1.0 / (a + c * np.arange(case["iters"])))
+    np.testing.assert_array_equal(h.steps, s.steps)
+    assert h.steps[-1] < h.steps[0]  # it decreases: c = mu/2 > 0
+    np.testing.assert_allclose(h.gap_avg, s.gap_avg, rtol=RTOL,
+                               atol=RTOL * (abs(problem.f_star) + abs(s.gap_avg[0])))
 
 
 # ---------------------------------------------------------------- counted bytes against the formula
@@ -256,6 +271,8 @@ def test_divergence_names_the_step():
     ({"method": "isaga-shared", "split": "shared", "sampling": "shared"}, "sampling must be one of ('independent',)"),
     ({"reg": "l3:0.1"}, "reg must be KIND:WEIGHT"),
     ({"x0": "no-such-start.npy"}, "No such file or directory: 'no-such-start.npy'"),
+    ({"step": "slow"}, "argument --step: expected a number or 'decreasing', got 'slow'"),
+    ({"step": "decreasing"}, "step='decreasing' applies to 'is-sgd' only, not to 'isega'"),
 ])
 def test_invalid_arguments_are_rejected(options, message):
     """Every rank rejects the command line; the message is printed once, the status is 2, nothing runs."""
@@ -264,6 +281,12 @@ def test_invalid_arguments_are_rejected(options, message):
     assert proc.stderr.count("blockcd.mpi: error:") == 1, proc.stderr
     assert message in proc.stderr
     assert "Abort" not in proc.stderr and proc.stdout == ""
+
+
+def test_launch_rejects_a_callable_step():
+    """A schedule written in Python cannot cross the command line: launch says so before starting a job."""
+    with pytest.raises(TypeError, match="not a callable schedule"):
+        mpi.launch(3, method="is-sgd", m=5, tau=2, iters=3, step=lambda k: 0.1)
 
 
 def test_one_rank_is_not_enough():

@@ -62,7 +62,7 @@ def launch(ranks: int, *, wait: float = 600.0, check: bool = True, **options: An
 
     Keyword arguments become flags (``tau=10`` -> ``--tau 10``,
     ``send_indices=True`` -> ``--send-indices``; ``None``/``False`` are left
-    out).  Each rank runs with one BLAS thread (``OMP_NUM_THREADS=1`` unless
+    out; ``step`` is a number or ``'decreasing'``).  Each rank runs with one BLAS thread (``OMP_NUM_THREADS=1`` unless
     set), as usual for MPI jobs.  The job runs in its own process group, which
     is killed if it outlives ``wait`` seconds (``timeout=...`` is the job's own
     ``--timeout``, the per-iteration watchdog).
@@ -79,6 +79,10 @@ def launch(ranks: int, *, wait: float = 600.0, check: bool = True, **options: An
         if it does not finish within ``wait`` seconds.
     """
     wait = check_float("wait", wait, positive=True)
+    step = options.get("step")
+    if callable(step):
+        raise TypeError("step: an MPI job takes a number or 'decreasing' on its command line, not a callable "
+                        f"schedule ({step!r}); run a custom schedule with blockcd.run")
     args = mpiexec(ranks) + [sys.executable, "-m", "blockcd.mpi"]
     for key, value in options.items():
         args += _flag(key, value)

@@ -128,6 +128,15 @@ def _fail_at(text: str):
         raise argparse.ArgumentTypeError(f"expected RANK:ITERATION[:raise|hang], got {text!r}") from None
 
 
+def _step(text: str):
+    if text == "decreasing":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number or 'decreasing', got {text!r}") from None
+
+
 def _parser(show: bool = True) -> argparse.ArgumentParser:
     p = _Parser(
         prog="mpiexec -n K python -m blockcd.mpi",
@@ -139,7 +148,9 @@ def _parser(show: bool = True) -> argparse.ArgumentParser:
                    "isaga-shared (aliases gd, dense, sgd, saga, asgd; the dense method is tau = m)")
     g.add_argument("--m", type=int, required=True, help="number of blocks, 1 <= m <= d")
     g.add_argument("--tau", type=int, required=True, help="blocks each worker sends per round, 1 <= tau <= m")
-    g.add_argument("--step", type=float, default=None, help="step size (is-asgd: eta); default: the theory's")
+    g.add_argument("--step", type=_step, default=None,
+                   help="step size (is-asgd: eta), or 'decreasing' (is-sgd: the theory's schedule 1/(a + c k)); "
+                   "default: the theory's constant step")
     g.add_argument("--iters", type=int, required=True)
     g.add_argument("--seed", type=int, default=0, help="seed of the block choices and minibatches")
     g.add_argument("--sampling", default="independent", help="independent or shared")
@@ -466,8 +477,10 @@ def _master(comm, cfg, s, watchdog, fail):
             total = np.zeros(d)
             for c, b in zip(coords, bufs):
                 add_sent(total, c, b)
-        rule.step(state, total, scale, s.step, n)
-        rule.prox(state, s.step)
+        g = s.step_at(k)
+        rec.stepped(k, g)
+        rule.step(state, total, scale, g, n)
+        rule.prox(state, g)
         clock.lap(clock.compute, k)
     watchdog.tick(cfg.iters)
     x = rule.iterate(state)
