@@ -86,6 +86,27 @@ def test_real_data_writes_constants(quick):
         assert r["rho0"] == "inf"  # logistic regression does not interpolate
 
 
+def test_decreasing_step_rows(quick):
+    """Experiment 7 (IS-SGD, steps 1/(a + c t)): the bound is the theory's, the rate's tolerance is three
+    standard errors, and doubling n while halving tau keeps the bound's leading term 8 sigma^2/(mu T)."""
+    out, _ = quick
+    rows = read_csv(out / "decreasing_step.csv")
+    assert [r["prediction"] for r in rows] == ["book's Theorem 6 bound", "rate 1/t (average)",
+                                               "rate 1/t (last iterate)", "leading term, 2n and tau/2"]
+    T = reproduce.QUICK.decreasing[0]
+    q = problems.synthetic(10, 20, 40, cond=1.5, heterogeneity=1.0, noise=3.0, seed=1)
+    bound = float(theory.decreasing_bound(q, 40, 10, T, batch=5))
+    assert float(rows[0]["bound"]) == pytest.approx(bound, rel=1e-5)   # the CSV keeps 6 significant digits
+    assert float(rows[0]["gap"]) < float(rows[0]["bound"])
+    assert float(rows[0]["sigma_star2"]) > 0                             # no interpolation
+    for r in rows[1:3]:
+        assert float(r["tolerance"]) == pytest.approx(3 * float(r["exponent_se"]), rel=1e-4)
+        assert 0 < float(r["exponent_se"]) < 0.5
+    lead = rows[3]
+    assert float(lead["lead_20"]) / float(lead["lead_10"]) == pytest.approx(1.0, abs=0.01)
+    assert int(lead["n"]) == 20 and int(lead["tau"]) == 1 and int(lead["m"]) == 20
+
+
 def test_same_seed_same_tables(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
     for d in (a, b):

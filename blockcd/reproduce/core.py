@@ -60,6 +60,8 @@ class Config:
     breaks_hets : heterogeneity values of the large-r part of experiment 5
     breaks_taus : tau grid of the kappa-below-n part of experiment 5
     tuned_methods : methods of the tuned-step part of experiment 5
+    decreasing : (iterations T, seeds) of experiment 7, IS-SGD with decreasing steps (more seeds
+        than ``seeds``: its tolerances are three standard errors, which few seeds estimate poorly)
     """
 
     name: str
@@ -78,6 +80,7 @@ class Config:
     breaks_hets: tuple
     breaks_taus: tuple
     tuned_methods: tuple
+    decreasing: tuple = (6000, 12)
 
 
 QUICK = Config(
@@ -95,7 +98,7 @@ FULL = Config(
     real_sets=(("breast_cancer", "iid"), ("breast_cancer", "sorted"), ("digits", "iid"), ("digits", "sorted")),
     real_eps=1e-1, real_eps_shifted=1e-3,
     breaks_hets=(0.0, 0.5, 1.0, 1.5, 2.0), breaks_taus=(1, 2, 4, 10, 25, 50, 100),
-    tuned_methods=("isega", "is-saga"),
+    tuned_methods=("isega", "is-saga"), decreasing=(10000, 20),
 )
 CONFIGS = {"quick": QUICK, "full": FULL}
 
@@ -417,4 +420,5 @@ _PLANS = {
                                      + (len(set(c.breaks_taus) | {100, 4}) + 2 * len(_SCALES)) * S
                                      + len(c.tuned_methods) * 2 * S * (1 + len(_SCALES))),
     "paper_methods": lambda c, S: 8 * S + 1,
+    "decreasing_step": lambda c, S: 4 * c.decreasing[1],
 }
