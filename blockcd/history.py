@@ -58,6 +58,12 @@ class History:
         :func:`blockcd.theory.average_weights` (chapter 5); None otherwise.
     x_avg : ndarray or None
         With ``step='decreasing'``: the last weighted average :math:`\hat x`.
+    arrivals, delays : integer ndarrays or None
+        Asynchronous IS-SGD (``'is-sgd-async'``): the worker whose message iteration k applied,
+        and its delay (messages applied since that worker received its point); None otherwise.
+    times : ndarray or None
+        Asynchronous IS-SGD: the time of each arrival, in the delay model's units
+        (:class:`blockcd.asynchronous.Speeds`) or, from MPI, seconds since the start.
     x : ndarray
         The last iterate.
     method, n, d, m, tau, seed, sampling, batch
@@ -83,6 +89,9 @@ class History:
     steps: np.ndarray | None = field(repr=False, default=None)
     gap_avg: np.ndarray | None = field(repr=False, default=None)
     x_avg: np.ndarray | None = field(repr=False, default=None)
+    arrivals: np.ndarray | None = field(repr=False, default=None)
+    delays: np.ndarray | None = field(repr=False, default=None)
+    times: np.ndarray | None = field(repr=False, default=None)
 
     @property
     def iters(self) -> int:
@@ -96,7 +105,7 @@ class History:
         return int(hit[0]) if hit.size else None
 
     _ARRAYS = ("dist2", "gap", "blocks_up", "bytes_up", "bytes_down", "x", "bytes_up_workers", "steps", "gap_avg",
-               "x_avg")
+               "x_avg", "arrivals", "delays", "times")
     _SCALARS = ("method", "n", "d", "m", "tau", "step", "seed", "sampling", "batch")
 
     def save(self, path) -> None:

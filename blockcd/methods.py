@@ -95,7 +95,8 @@ class Setup:
         return Recorder(self.problem, method=self.method.name, step=self.step, blocks=self.blocks, tau=self.tau,
                         iters=self.iters, sampling=self.sampling, batch=self.batch,
                         send_indices=self.send_indices, until=self.until, gap=self.gap,
-                        counted=self.method.bernoulli, schedule=self.schedule is not None,
+                        counted=self.method.bernoulli or self.method.asynchronous,
+                        schedule=self.schedule is not None,
                         average=self.average)
 
 
@@ -220,6 +221,8 @@ def run(
     send_indices: bool = False,
     until: float | None = None,
     gap: bool = True,
+    delays=None,
+    max_delay: int | None = None,
 ) -> History:
     r"""Run one method of the book on ``problem`` and record its history.
 
@@ -277,6 +280,13 @@ def run(
         Record f(x^k) - f* (default).  ``False`` leaves ``History.gap`` NaN and
         skips evaluating f, which on large problems costs as much as the
         partial gradients of an iteration.
+    delays : :class:`blockcd.asynchronous.Speeds`, integer array or None
+        ``'is-sgd-async'`` only (the paper's Algorithm 8; iteration k is the k-th message to
+        arrive): the seeded delay model that orders the arrivals (None: ``Speeds(seed=seed)``,
+        equal speeds), or an arrival record, the worker of each arrival, e.g.
+        ``History.arrivals`` of an MPI run, which the run then replays.
+    max_delay : int >= 0 or None
+        ``'is-sgd-async'``: reject a record (or model) whose delays exceed it (the M of Theorem 9).
 
     Returns
     -------
@@ -284,6 +294,16 @@ def run(
     """
     s = setup(problem, method, m=m, tau=tau, step=step, iters=iters, seed=seed, sampling=sampling, batch=batch,
               x0=x0, send_indices=send_indices, until=until, gap=gap)
+    if s.method.asynchronous:
+        from . import asynchronous
+
+        record, times, _ = asynchronous.schedule(delays, problem.n, s.iters, s.seed, max_delay)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return asynchronous.simulate(s, record, times)
+    if delays is not None or max_delay is not None:
+        takes = _listed(e.name for e in registry.REGISTRY.values() if e.asynchronous)
+        raise ValueError(f"delays and max_delay apply to {takes} only, not to {s.method.name!r}, whose "
+                         "workers all answer every round")
     with np.errstate(over="ignore", invalid="ignore"):
         return _simulate(s)
 

@@ -88,6 +88,9 @@ def run(problem, method: str, *, m: int, tau: int, step=None, iters: int, seed: 
     """Run ``method`` as a loop over workers; arguments and result as :func:`blockcd.run`."""
     s = setup(problem, method, m=m, tau=tau, step=step, iters=iters, seed=seed, sampling=sampling,
               batch=batch, x0=x0, until=until)
+    if s.method.asynchronous:
+        raise ValueError(f"{s.method.name!r} has no rounds to loop over: its engine is already one worker's message "
+                         "at a time (blockcd.asynchronous.simulate), and MPI runs are replayed by it")
     rule, blocks, n = s.method.rule, s.blocks, problem.n
     sampler, batches, rec = s.sampler(), s.minibatches(), s.recorder()
     workers = [problem.worker(i) for i in range(n)]

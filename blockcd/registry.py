@@ -37,6 +37,8 @@ class Method:
         :func:`blockcd.theory.decreasing_schedule`)
     schedules : whether ``step`` may be a callable k -> step (not IS-ASGD, whose parameters are set
         once from the step)
+    asynchronous : whether the master applies each worker's message on arrival, with no rounds
+        (:mod:`blockcd.asynchronous`; ``delays=`` gives the order of arrivals)
     chapter : the chapter that derives it ("" while no chapter does)
     """
 
@@ -52,6 +54,7 @@ class Method:
     shared_data: bool = False
     decreasing: bool = False
     schedules: bool = True
+    asynchronous: bool = False
     chapter: str = ""
 
 
@@ -68,14 +71,17 @@ _ENTRIES = (
            chapter="06_heterogeneous"),
     Method("isaga-shared", "shared-data ISAGA", rules.ISAGAShared(), samplings=("independent",), shared_data=True,
            chapter="06_heterogeneous"),
+    Method("is-sgd-async", "asynchronous IS-SGD", rules.ISSGDAsync(), samplings=("independent",), minibatch=True,
+           prox=True, asynchronous=True, chapter="12_async"),
 )
 
 #: name -> Method
 REGISTRY: dict[str, Method] = {e.name: e for e in _ENTRIES}
 #: the method names, in the book's order
 METHODS: tuple[str, ...] = tuple(REGISTRY)
-#: the methods a chapter of the book derives (the widgets and ``reproduce`` sweep these)
-BOOK_METHODS: tuple[str, ...] = tuple(e.name for e in _ENTRIES if e.chapter)
+#: the synchronous methods a chapter of the book derives (the widgets and ``reproduce`` sweep these; the
+#: asynchronous method has no rounds to sweep)
+BOOK_METHODS: tuple[str, ...] = tuple(e.name for e in _ENTRIES if e.chapter and not e.asynchronous)
 #: alias -> name
 ALIASES: dict[str, str] = {a: e.name for e in _ENTRIES for a in e.aliases}
 

@@ -151,6 +151,49 @@ class ISSGD(Rule):
         return sel.send(sel.minibatch_grads(o, x, idx)), None
 
 
+class ISSGDAsync(ISSGD):
+    r"""Asynchronous IS-SGD (the paper's Algorithm 8): a worker sends IS-SGD's message; the master applies each
+    message alone, on arrival, and answers that worker only.
+
+    Worker i computes its b-minibatch gradient at the point :math:`z_i` it last received and sends its
+    tau blocks (:meth:`send`, IS-SGD's).  The master keeps every worker's local iterate
+    :math:`x_i = z_i - \gamma \frac{m}{\tau} (g_i)_{U_i}` and their average :math:`w = \frac1n \sum_i x_i`;
+    on an arrival from worker i (:meth:`arrive`) it replaces :math:`x_i`, moves w by
+    :math:`(x_i^{new} - x_i^{old})/n` and sends :math:`z_i = \mathrm{prox}_{\gamma R}(w)` back to worker i.
+    The iterate is :math:`\mathrm{prox}_{\gamma R}(w)`.  Were all n workers to compute on the same point,
+    the n arrivals would make one step of IS-SGD.  Engines: :mod:`blockcd.asynchronous` and the MPI ranks.
+    """
+
+    name = "is-sgd-async"
+
+    def master_init(self, x0, problem, step):
+        n = problem.n
+        return State(w=x0.copy(), X=np.tile(x0, (n, 1)), Z=np.tile(x0, (n, 1)), reg=problem.reg, gamma=step, n=n)
+
+    def point(self, s: State) -> np.ndarray:
+        return self.iterate(s)
+
+    def iterate(self, s: State) -> np.ndarray:
+        return s.w if s.reg is None else s.reg.prox(s.w, s.gamma)
+
+    def step(self, s, total, scale, step, n):  # pragma: no cover - the engines call arrive
+        raise TypeError("is-sgd-async has no synchronous step: its engines apply each message with arrive()")
+
+    def arrive(self, s: State, i: int, coords, values, scale: float, step: float) -> np.ndarray:
+        """Apply worker i's message (its values on ``coords``, None: all d) with ``scale`` = m/tau; returns
+        the point to send back to worker i (kept as its z_i)."""
+        new = s.Z[i].copy()
+        if coords is None:
+            new -= step * (scale * values)
+        else:
+            new[coords] -= step * (scale * values)
+        s.w += (new - s.X[i]) / s.n
+        s.X[i] = new
+        s.gamma = step
+        s.Z[i] = self.iterate(s)
+        return s.Z[i]
+
+
 class ISEGA(Rule):
     """ISEGA (chapter 6): send P_{S_i}(grad f_i(x) - h_i), overwrite those blocks of h_i; g = hbar + sum.
 

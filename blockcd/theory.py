@@ -169,6 +169,8 @@ def expected_smoothness(problem, method: str, m: int, tau: int, *, batch: int | 
         return (m / tau) * L
     if method in ("ibcd", "ibgd"):
         return L + w * problem.L_max / n
+    if method == "is-sgd-async":  # the paper's Theorem 9 in book units: no sharper form here
+        return problem.L_max * (1.0 + 2.0 * m / (tau * n))
     if method == "is-sgd":
         return L + (m / tau) * _local_L(problem, batch) / n
     if method == "isega":
@@ -183,7 +185,7 @@ def step_size(problem, method: str, m: int, tau: int, *, batch: int | None = Non
     """The theory's step size (for IS-ASGD, eta); see the module table and :func:`expected_smoothness`."""
     method = _method(method)
     Lt = expected_smoothness(problem, method, m, tau, batch=batch, sampling=sampling)
-    return 1.0 / (2.0 * Lt) if method in ("ibcd", "ibgd", "is-sgd") else 1.0 / Lt
+    return 1.0 / (2.0 * Lt) if method in ("ibcd", "ibgd", "is-sgd", "is-sgd-async") else 1.0 / Lt
 
 
 def _check_shared(problem) -> None:
@@ -209,6 +211,9 @@ def paper_step(problem, method: str, m: int, tau: int) -> float:
     - isega (Theorem 3, with or without a regulariser R): the paper's g_i is
       already rescaled by 1/q, so no conversion:
       :math:`\gamma = \min\{1/(4L(1 + 1/(nq))),\ 1/(\mu/q + 4L/(nq))\}`.
+    - is-sgd-async (Theorem 9, asynchronous, delays at most M): :math:`\gamma_{paper} \le 1/(2L(q + 2/n))`,
+      i.e. :math:`\gamma = q/(2L(q + 2/n)) = 1/(2 L_{\max}(1 + 2m/(\tau n)))`, also
+      :func:`step_size`'s (the book has no sharper form).
     - isaga-shared (Theorem 2, shared data, no interpolation needed): the theorem
       allows :math:`\gamma_{paper} \le 1/(L(3/n + q))`, at which its rate is 0
       (see :func:`isaga_shared_constants`); its Corollary 2 takes n/(5L) at
@@ -227,8 +232,10 @@ def paper_step(problem, method: str, m: int, tau: int) -> float:
     if method == "isaga-shared":
         _check_shared(problem)
         return q / (_local_L(problem, 1) * (4.0 / n + q))
-    raise ValueError(f"paper_step covers 'ibcd', 'ibgd', 'isega' and 'isaga-shared' (Theorems 1, 4, 3 and 2), "
-                     f"not {method!r}")
+    if method == "is-sgd-async":
+        return q / (2.0 * L1 * (q + 2.0 / n))
+    raise ValueError(f"paper_step covers 'ibcd', 'ibgd', 'isega', 'isaga-shared' and 'is-sgd-async' (Theorems 1, "
+                     f"4, 3, 2 and 9), not {method!r}")
 
 
 def paper_iterations(problem, method: str, m: int, tau: int, eps: float, *, x0=None) -> float:

@@ -523,6 +523,10 @@ def test_simulator_equals_the_per_worker_reference(layout, method, sampling, m, 
         with pytest.raises(ValueError, match="sampling must be one of"):
             blockcd.run(p, method, m=m, tau=tau, iters=3, sampling=sampling)
         return
+    if registry.get(method).asynchronous:  # no rounds: the asynchronous engine is itself per worker
+        with pytest.raises(ValueError, match="has no rounds to loop over"):
+            reference.run(p, method, m=m, tau=tau, iters=3)
+        return
     if method == "is-asgd" and layout != "identical":
         step = 0.5 / p.L  # no interpolation here: the theory gives no step, but the rule runs at any eta <= 1/L
     elif method == "isaga-local":  # its theory covers batch = 1; the rule runs with b = 2 at that step
