@@ -159,6 +159,78 @@ def test_decreasing_schedule_steps_and_average(tmp_path_factory):
                                atol=RTOL * (abs(problem.f_star) + abs(s.gap_avg[0])))
 
 
+# ---------------------------------------------------------------- asynchronous IS-SGD
+ASYNC = dict(BASE, lam=0.1, method="is-sgd-async", m=5, tau=2, batch=2, iters=240, seed=7)
+
+
+def _async(tmp_path_factory, key, **options):
+    if (key, 5) not in _RUNS:
+        out = tmp_path_factory.mktemp("mpi") / f"{key}.npz"
+        case = dict(ASYNC, **options)
+        proc = mpi.launch(5, wait=GUARD, check=False, out=out, quiet=True, timeout=60, **case)
+        assert proc.returncode == 0, f"job failed ({proc.returncode}):\n{proc.stderr}"
+        problem = mpi.build_problem("synthetic", 4, **{k: v for k, v in case.items() if k in mpi.PROBLEMS["synthetic"]})
+        with np.load(out, allow_pickle=False) as z:
+            extras = {k: z[k] for k in z.files if k.startswith("mpi_")}
+        _RUNS[key, 5] = (blockcd.History.load(out), extras, problem, case)
+    return _RUNS[key, 5]
+
+
+@pytest.mark.parametrize("key, options", [("straggler", {"slow": "4:0.003"}), ("l1", {"reg": "l1:0.05"})])
+def test_async_run_is_replayed_by_the_simulator(tmp_path_factory, key, options):
+    """No barrier: the master applies each message as it arrives and answers that worker alone.  The History
+    holds the arrival record; the simulator, given it, reproduces the iterates (to 1e-10, the issue's bound;
+    the same operations in the same order, so in fact exactly)."""
+    h, extras, problem, case = _async(tmp_path_factory, key, **options)
+    assert h.arrivals.shape == (case["iters"],) and set(h.arrivals) == {0, 1, 2, 3}
+    kw = {k: case[k] for k in ("m", "tau", "iters", "seed", "batch")}
+    r = blockcd.run(problem, "is-sgd-async", delays=h.arrivals, **kw)
+    assert np.max(np.abs(r.dist2 - h.dist2)) <= RTOL * h.dist2[0]
+    assert np.linalg.norm(r.x - h.x) <= RTOL * np.linalg.norm(h.x)
+    np.testing.assert_array_equal(r.delays, h.delays)
+    np.testing.assert_array_equal(r.blocks_up, h.blocks_up)
+    # every worker sent one message per arrival of its own, plus its last, answered with the order to stop
+    np.testing.assert_array_equal(extras["mpi_messages"], np.bincount(h.arrivals, minlength=4) + 1)
+    assert np.all(np.diff(h.times) >= 0)
+
+
+def test_async_straggler_sends_less_and_is_late(tmp_path_factory):
+    """Worker 3 (rank 4) sleeps 3 ms before each gradient: the others deliver most of the messages, and its
+    messages arrive late (while it computes, the others' keep arriving).  Medians, since on a loaded machine
+    the scheduler can hold back any rank now and then: the others' median delay stays near n - 1 = 3, the
+    straggler's is several times that."""
+    h, extras, _, _ = _async(tmp_path_factory, "straggler", slow="4:0.003")
+    counts = np.bincount(h.arrivals, minlength=4)
+    assert counts[3] < counts[:3].min() / 2
+    median = [np.median(h.delays[h.arrivals == i]) for i in range(4)]
+    assert median[3] > 2 * max(median[:3]) and median[3] > 6
+    assert extras["mpi_compute"][3] >= 0.003 * (counts[3] + 1)   # its sleeps, counted as compute
+
+
+def test_async_max_delay_stops_the_job_naming_the_rank(tmp_path):
+    """--max-delay M: a worker more than M arrivals overdue ends the job, named; no history is written."""
+    out = tmp_path / "h.npz"
+    proc = mpi.launch(5, wait=GUARD, check=False, out=out, quiet=True, timeout=60,
+                      **dict(ASYNC, slow="4:0.05", max_delay=6))
+    assert proc.returncode == mpi.EXIT_FAILED, proc.stderr
+    assert "worker 3 (rank 4) has not answered for 7 arrivals, more than --max-delay 6" in proc.stderr
+    assert not out.exists() and not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("fail, code, message", [
+    ("2:5", mpi.EXIT_FAILED, "rank 2 (worker 1) failed: RuntimeError: injected failure (--fail-at 2:5)"),
+    ("3:4:hang", mpi.EXIT_TIMEOUT, "rank 3 (worker 2): no progress for 2 s in iteration 4"),
+])
+def test_async_failing_worker_ends_the_job(tmp_path, fail, code, message):
+    """A raising worker aborts the job at once; a hanging one is caught by its watchdog within --timeout.
+    Either way the status is non-zero, the rank is named, and no partial history is written."""
+    out = tmp_path / "h.npz"
+    proc = mpi.launch(5, wait=GUARD, check=False, out=out, quiet=True, **dict(ASYNC, fail_at=fail, timeout=2))
+    assert proc.returncode == code, proc.stderr
+    assert message in proc.stderr
+    assert not out.exists() and not list(tmp_path.iterdir())
+
+
 # ---------------------------------------------------------------- counted bytes against the formula
 def test_bytes_per_round_match_formula(tmp_path_factory):
     """Each worker sends 8 bytes per coordinate of its tau blocks, plus ceil(tau ceil(log2 m) / 8) index bytes."""
@@ -256,7 +328,7 @@ def test_divergence_names_the_step():
 @pytest.mark.parametrize("options, message", [
     ({"tau": 6}, "tau must be an integer in [1, 5], got 6"),
     ({"method": "newton"}, "method must be one of"),
-    ({"batch": 2}, "batch applies to 'is-sgd', 'is-saga' and 'isaga-local' only, not to 'isega'"),
+    ({"batch": 2}, "batch applies to 'is-sgd', 'is-saga', 'isaga-local' and 'is-sgd-async' only, not to 'isega'"),
     ({"sampling": "random"}, "sampling must be one of"),
     ({"m": 14}, "m must be an integer in [1, 13], got 14"),
     ({"cond": 0.5}, "cond must be >= 1"),
@@ -273,6 +345,10 @@ def test_divergence_names_the_step():
     ({"x0": "no-such-start.npy"}, "No such file or directory: 'no-such-start.npy'"),
     ({"step": "slow"}, "argument --step: expected a number or 'decreasing', got 'slow'"),
     ({"step": "decreasing"}, "step='decreasing' applies to 'is-sgd' only, not to 'isega'"),
+    ({"max_delay": 5}, "--max-delay applies to is-sgd-async only, not to 'isega'"),
+    ({"method": "is-sgd-async", "max_delay": 0}, "--max-delay must be an integer in [1, inf], got 0"),
+    ({"slow": "0:0.1"}, "--slow rank (a worker) must be an integer in [1, 2], got 0"),
+    ({"slow": "1:-1"}, "argument --slow: expected RANK:SECONDS (seconds >= 0), got '1:-1'"),
 ])
 def test_invalid_arguments_are_rejected(options, message):
     """Every rank rejects the command line; the message is printed once, the status is 2, nothing runs."""

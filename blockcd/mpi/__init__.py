@@ -57,6 +57,7 @@ from .ranks import (
     unpack_indices,
     worker_rows,
 )
+from .straggler import compare as compare_straggler
 
 __all__ = [
     "EXIT_FAILED",
@@ -66,6 +67,7 @@ __all__ = [
     "Measurements",
     "UsageError",
     "build_problem",
+    "compare_straggler",
     "launch",
     "load_measurements",
     "main",

@@ -158,6 +158,10 @@ def load_measurements(path) -> Measurements:
     with np.load(Path(path), allow_pickle=False) as z:
         if "mpi_meta" not in z.files:
             raise ValueError(f"{path} holds no MPI measurements (was it written by blockcd.mpi?)")
+        if "mpi_messages" in z.files:
+            raise ValueError(f"{path} is an asynchronous run, with no rounds to time: its per-worker counters are "
+                             "the arrays mpi_messages, mpi_up, mpi_compute and mpi_comm of np.load(path), its "
+                             "arrivals History.load(path).times")
         return Measurements(
             compute=z["mpi_compute"], comm=z["mpi_comm"], evaluation=z["mpi_eval"],
             bytes_up=z["mpi_up"], bytes_down=z["mpi_down"], meta=json.loads(str(z["mpi_meta"])),

@@ -44,6 +44,9 @@ EXIT_TIMEOUT = 124
 #: message tags: values, packed indices
 _TAG_VALUES = 1
 _TAG_INDICES = 2
+#: asynchronous IS-SGD: the master's answer to one worker (its new point), and the order to stop
+_TAG_POINT = 3
+_TAG_STOP = 4
 
 
 class UsageError(ValueError):
@@ -137,6 +140,19 @@ def _step(text: str):
         raise argparse.ArgumentTypeError(f"expected a number or 'decreasing', got {text!r}") from None
 
 
+def _slow(text: str):
+    parts = text.split(":")
+    try:
+        if len(parts) != 2:
+            raise ValueError
+        rank, seconds = int(parts[0]), float(parts[1])
+        if not (math.isfinite(seconds) and seconds >= 0):
+            raise ValueError
+        return rank, seconds
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected RANK:SECONDS (seconds >= 0), got {text!r}") from None
+
+
 def _parser(show: bool = True) -> argparse.ArgumentParser:
     p = _Parser(
         prog="mpiexec -n K python -m blockcd.mpi",
@@ -145,13 +161,14 @@ def _parser(show: bool = True) -> argparse.ArgumentParser:
     )
     g = p.add_argument_group("method (as blockcd.run)")
     g.add_argument("--method", required=True, help="ibcd, is-sgd, isega, is-saga, is-asgd, ibgd, isaga-local, "
-                   "isaga-shared (aliases gd, dense, sgd, saga, asgd; the dense method is tau = m)")
+                   "isaga-shared, is-sgd-async (aliases gd, dense, sgd, saga, asgd; the dense method is tau = m)")
     g.add_argument("--m", type=int, required=True, help="number of blocks, 1 <= m <= d")
     g.add_argument("--tau", type=int, required=True, help="blocks each worker sends per round, 1 <= tau <= m")
     g.add_argument("--step", type=_step, default=None,
                    help="step size (is-asgd: eta), or 'decreasing' (is-sgd: the theory's schedule 1/(a + c k)); "
                    "default: the theory's constant step")
-    g.add_argument("--iters", type=int, required=True)
+    g.add_argument("--iters", type=int, required=True,
+                   help="rounds; for is-sgd-async, messages the master applies (arrivals)")
     g.add_argument("--seed", type=int, default=0, help="seed of the block choices and minibatches")
     g.add_argument("--sampling", default="independent", help="independent or shared")
     g.add_argument("--batch", type=int, default=None, help="minibatch size of is-sgd and is-saga (default 1)")
@@ -173,7 +190,8 @@ def _parser(show: bool = True) -> argparse.ArgumentParser:
     q.add_argument("--data-seed", type=int, default=None, help="seed of the data and of the split")
     q.add_argument("--path", default=None, help="LIBSVM file (--problem libsvm)")
     q.add_argument("--n-features", type=int, default=None)
-    q.add_argument("--reg", default=None, help="regulariser KIND:WEIGHT, l1:W or l2norm:W (isega only)")
+    q.add_argument("--reg", default=None, help="regulariser KIND:WEIGHT, l1:W or l2norm:W (isega and "
+                   "is-sgd-async: the prox is the master's)")
     o = p.add_argument_group("output and faults")
     o.add_argument("--out", default=None, help="history file to write (.npz), readable by blockcd.History.load")
     o.add_argument("--quiet", action="store_true", help="do not print the summary line")
@@ -181,6 +199,10 @@ def _parser(show: bool = True) -> argparse.ArgumentParser:
                    help="abort the job when one iteration takes longer than this many seconds (0: never)")
     o.add_argument("--fail-at", type=_fail_at, default=None, metavar="RANK:ITER[:raise|hang]",
                    help="for testing the fault handling: make RANK raise (or hang) at iteration ITER")
+    o.add_argument("--slow", type=_slow, action="append", default=[], metavar="RANK:SECONDS",
+                   help="make worker rank RANK a straggler: it sleeps SECONDS before each gradient (repeatable)")
+    o.add_argument("--max-delay", type=int, default=None, metavar="M",
+                   help="is-sgd-async: abort, naming the rank, when a worker's message is more than M arrivals late")
     p.show = show
     return p
 
@@ -197,6 +219,8 @@ class _Config:
     quiet: bool
     timeout: float
     fail_at: tuple | None
+    slow: dict
+    max_delay: int | None
 
     @property
     def method(self) -> str:
@@ -237,6 +261,14 @@ def _configure(argv: Sequence[str], ranks: int, show: bool = True):
         r, k, _ = a.fail_at
         check_int("--fail-at rank", r, 0, ranks - 1)
         check_int("--fail-at iteration", k, 0, s.iters - 1)
+    slow = {}
+    for r, sec in a.slow:
+        slow[check_int("--slow rank (a worker)", r, 1, ranks - 1)] = sec
+    max_delay = None
+    if a.max_delay is not None:
+        if not s.method.asynchronous:
+            raise UsageError(f"--max-delay applies to is-sgd-async only, not to {s.method.name!r}")
+        max_delay = check_int("--max-delay", a.max_delay, n - 1)
     out = None
     if a.out is not None:
         out = Path(a.out)
@@ -246,7 +278,7 @@ def _configure(argv: Sequence[str], ranks: int, show: bool = True):
             raise UsageError(f"--out: directory {str(out.parent)!r} does not exist")
     spec = {k: v for k, v in options.items() if v is not None and v is not False}
     s.x0 = x0
-    return _Config(s, a.problem, spec, out, bool(a.quiet), timeout, a.fail_at)
+    return _Config(s, a.problem, spec, out, bool(a.quiet), timeout, a.fail_at, slow, max_delay)
 
 
 # ---------------------------------------------------------------- messages
@@ -319,6 +351,7 @@ class _Watchdog:
     def __init__(self, comm, rank, role, timeout):
         self.comm, self.rank, self.role, self.timeout = comm, rank, role, timeout
         self.k = -1
+        self.waiting = None  # what the rank is waiting for (named in the abort message), if it says
         self.beat = time.monotonic()
         self.done = threading.Event()
         if timeout > 0:
@@ -331,8 +364,9 @@ class _Watchdog:
     def _watch(self):
         while not self.done.wait(min(1.0, self.timeout / 10)):
             if time.monotonic() - self.beat > self.timeout:
+                what = "" if self.waiting is None else f", waiting for {self.waiting}"
                 _say(f"rank {self.rank} ({self.role}): no progress for {self.timeout:g} s in iteration "
-                     f"{self.k} (--timeout); aborting the job")
+                     f"{self.k}{what} (--timeout); aborting the job")
                 _abort(self.comm, EXIT_TIMEOUT)
 
 
@@ -352,7 +386,7 @@ def _abort(comm, code: int) -> None:
 
 
 # ---------------------------------------------------------------- the ranks
-def _worker(comm, cfg, own, parts, watchdog, fail):
+def _worker(comm, cfg, own, parts, watchdog, fail, slow=0.0):
     """Worker i (rank i + 1): receive the point, send the values of its tau blocks (the rule's message)."""
     i = own.index
     rule, blocks, sampler, batches = parts
@@ -367,6 +401,8 @@ def _worker(comm, cfg, own, parts, watchdog, fail):
         clock.lap(clock.comm, k)
         if fail is not None and fail[1] == k:
             _inject(fail)
+        if slow:  # --slow: a straggler made slow on purpose
+            time.sleep(slow)
         chosen = None if dense else sampler.worker_blocks(k, i)
         if chosen is not None and chosen.size == 0:  # IBGD: this round the worker sends nothing, no message
             clock.lap(clock.compute, k)
@@ -383,6 +419,125 @@ def _worker(comm, cfg, own, parts, watchdog, fail):
         up[k] += vals.nbytes
         clock.lap(clock.comm, k)
     return clock, up
+
+
+def _worker_async(comm, cfg, own, parts, watchdog, fail, slow):
+    """Asynchronous worker i (rank i + 1): compute on the point it holds, send its tau blocks with a non-blocking
+    send, wait for the master's answer (a new point, or the order to stop); its j-th message uses the blocks
+    and minibatch of (seed, i, j).  Returns (messages sent, bytes sent, compute and communication seconds)."""
+    from mpi4py import MPI
+
+    i = own.index
+    rule, blocks, sampler, batches = parts
+    x = np.array(cfg.x0, dtype=np.float64)
+    st = MPI.Status()
+    k, up, t_compute, t_comm = 0, 0, 0.0, 0.0
+    while True:
+        watchdog.tick(k)
+        t0 = time.perf_counter()
+        if fail is not None and fail[1] == k:
+            _inject(fail)
+        if slow:
+            time.sleep(slow)
+        chosen = sampler.worker_blocks(k, i)
+        coords = None if chosen.size == cfg.m else blocks.coords(chosen)
+        idx = None if batches is None else batches.worker(k, i)
+        vals, _ = rule.send(own, None, x, idx, Selection(coords))
+        vals = np.ascontiguousarray(vals, dtype=np.float64)
+        t1 = time.perf_counter()
+        req = comm.Isend(vals, dest=0, tag=_TAG_VALUES)
+        comm.Recv(x, source=0, tag=MPI.ANY_TAG, status=st)
+        req.Wait()
+        up += vals.nbytes
+        t_compute += t1 - t0
+        t_comm += time.perf_counter() - t1
+        k += 1
+        if st.Get_tag() == _TAG_STOP:
+            return k, up, t_compute, t_comm
+
+
+def _master_async(comm, cfg, s, watchdog, fail):
+    """The asynchronous master: apply each message as it arrives (from any worker), answer that worker alone with
+    a non-blocking send; after ``iters`` arrivals, answer every worker's last message with the order to stop.
+
+    Records every arrival: the worker, its delay, the time.  With ``--max-delay M`` a worker whose answer is
+    more than M arrivals overdue stops the job, named."""
+    from mpi4py import MPI
+
+    problem, rule, blocks = s.problem, s.method.rule, s.blocks
+    n, d = problem.n, problem.d
+    sampler, rec = s.sampler(), s.recorder()      # the minibatches are the workers' own
+    state = rule.master_init(cfg.x0.copy(), problem, s.step)
+    scale = cfg.m / cfg.tau
+    count = np.zeros(n, dtype=np.int64)
+    since = np.zeros(n, dtype=np.int64)
+    record = np.empty(cfg.iters, dtype=np.int64)
+    times = np.empty(cfg.iters)
+    mask = np.zeros((n, cfg.m), dtype=bool)
+    buf = np.empty(d)
+    out = [np.empty(d) for _ in range(n)]
+    reqs = [MPI.REQUEST_NULL] * n
+    st = MPI.Status()
+    eval_time = np.zeros(cfg.iters + 1)
+    down = 0
+    t_start = time.perf_counter()
+    for t in range(cfg.iters):
+        watchdog.tick(t)
+        if fail is not None and fail[1] == t:
+            _inject(fail)
+        t0 = time.perf_counter()
+        rec.point(t, rule.iterate(state))
+        eval_time[t] = time.perf_counter() - t0
+        if cfg.max_delay is not None:
+            late = np.flatnonzero(t - since > cfg.max_delay)
+            if late.size:
+                j = int(late[0])
+                raise RuntimeError(f"worker {j} (rank {j + 1}) has not answered for {t - since[j]} arrivals, "
+                                   f"more than --max-delay {cfg.max_delay}")
+        watchdog.waiting = "a message from any worker"
+        comm.Recv(buf, source=MPI.ANY_SOURCE, tag=_TAG_VALUES, status=st)
+        i = st.Get_source() - 1
+        chosen = sampler.worker_blocks(int(count[i]), i)
+        coords = None if chosen.size == cfg.m else blocks.coords(chosen)
+        size = d if coords is None else coords.size
+        if st.Get_count(MPI.DOUBLE) != size:
+            raise RuntimeError(f"worker {i} (rank {i + 1}) sent {st.Get_count(MPI.DOUBLE)} numbers in its message "
+                               f"{count[i]}, expected {size}")
+        times[t] = time.perf_counter() - t_start
+        record[t] = i
+        mask[i, chosen] = True
+        rec.sent(t, mask)
+        mask[i, chosen] = False
+        g = s.step_at(t)
+        rec.stepped(t, g)
+        z = rule.arrive(state, i, coords, buf[:size], scale, g)
+        reqs[i].Wait()                                   # the previous answer to worker i has left
+        out[i][:] = z
+        reqs[i] = comm.Isend(out[i], dest=i + 1, tag=_TAG_POINT)
+        down += out[i].nbytes
+        count[i] += 1
+        since[i] = t + 1
+    t0 = time.perf_counter()
+    rec.point(cfg.iters, rule.iterate(state))
+    eval_time[cfg.iters] = time.perf_counter() - t0
+    # every worker has one message on its way (or about to be): answer each with the order to stop
+    stop = np.empty(0)
+    stopped = np.zeros(n, dtype=bool)
+    for _ in range(n):
+        left = np.flatnonzero(~stopped)
+        watchdog.tick(cfg.iters)
+        watchdog.waiting = "the last message of " + ", ".join(f"worker {j} (rank {j + 1})" for j in left)
+        comm.Recv(buf, source=MPI.ANY_SOURCE, tag=_TAG_VALUES, status=st)
+        i = st.Get_source() - 1
+        reqs[i].Wait()
+        reqs[i] = comm.Isend(stop, dest=i + 1, tag=_TAG_STOP)
+        stopped[i] = True
+    MPI.Request.Waitall(reqs)
+    watchdog.waiting = None
+    t0 = time.perf_counter()
+    x = rule.iterate(state)
+    eval_time[cfg.iters] = time.perf_counter() - t0
+    return rec, x, record, times, eval_time, down
 
 
 def _inject(fail):
@@ -498,11 +653,21 @@ def _history(cfg, rec, x, up_rounds, down):
 
 
 def _save(path, hist, extras):
-    hist.save(path)
-    with np.load(path, allow_pickle=False) as z:
-        arrays = {key: z[key] for key in z.files}
-    arrays.update(extras)
-    np.savez(path, **arrays)
+    """Write the History and the MPI extras to ``path`` whole: into a temporary file, then renamed."""
+    import os
+
+    path = Path(path)
+    tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp.npz")
+    try:
+        hist.save(tmp)
+        with np.load(tmp, allow_pickle=False) as z:
+            arrays = {key: z[key] for key in z.files}
+        arrays.update(extras)
+        np.savez(tmp, **arrays)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
 
 
 def _run(comm, argv):
@@ -544,14 +709,18 @@ def _run(comm, argv):
         parts = (s.method.rule, s.blocks, s.sampler(), s.minibatches())
         s.problem = None
     watchdog = _Watchdog(comm, rank, role, cfg.timeout)
+    slow = cfg.slow.get(rank, 0.0)
     comm.Barrier()
     t_setup = time.perf_counter() - t_start
+    if cfg.run.method.asynchronous:
+        return _run_async(comm, cfg, argv, rank, ranks, own if rank else None, None if rank == 0 else parts,
+                          watchdog, fail, slow, t_setup)
     t0 = time.perf_counter()
     if rank == 0:
         clock, down, rec, eval_time, x = _master(comm, cfg, cfg.run, watchdog, fail)
         up = np.zeros(cfg.iters)
     else:
-        clock, up = _worker(comm, cfg, own, parts, watchdog, fail)
+        clock, up = _worker(comm, cfg, own, parts, watchdog, fail, slow)
     wall = time.perf_counter() - t0
     watchdog.done.set()
 
@@ -590,6 +759,55 @@ def _run(comm, argv):
         print(f"blockcd.mpi: {cfg.method} on {ranks} ranks (n = {ranks - 1} workers), m = {cfg.m}, "
               f"tau = {cfg.tau}, {it} iterations: ||x - x*||^2 from {hist.dist2[0]:.3g} to {hist.dist2[-1]:.3g}; "
               f"{per_up:.0f} bytes up per worker and {down.mean():.0f} down per round"
+              + (f"; wrote {cfg.out}" if cfg.out is not None else ""), flush=True)
+    return 0
+
+
+def _run_async(comm, cfg, argv, rank, ranks, own, parts, watchdog, fail, slow, t_setup):
+    """Asynchronous IS-SGD on the ranks: the run, then every rank's counters to the master, then the History."""
+    from mpi4py import MPI
+
+    from ..asynchronous import finish
+
+    t0 = time.perf_counter()
+    if rank == 0:
+        rec, x, record, times, eval_time, down = _master_async(comm, cfg, cfg.run, watchdog, fail)
+        mine = np.zeros(4)
+    else:
+        mine = np.array(_worker_async(comm, cfg, own, parts, watchdog, fail, slow), dtype=float)
+    wall = time.perf_counter() - t0
+    watchdog.done.set()
+    row = np.concatenate((mine, [t_setup, wall]))
+    table = np.empty((ranks, row.size)) if rank == 0 else None
+    comm.Gather(row, table, root=0)
+    hosts = comm.gather(MPI.Get_processor_name(), root=0)
+    if rank != 0:
+        return 0
+    problem, it = cfg.run.problem, cfg.iters
+    # the counters of the messages applied (a worker's last message, answered with stop, is not counted)
+    hist = finish(rec, x, cfg.seed, record, times, problem)
+    if cfg.out is not None:
+        meta = {
+            "ranks": ranks, "problem": cfg.problem_name, "problem_options": cfg.problem_options,
+            "send_indices": False, "argv": list(argv), "hosts": hosts,
+            "mpi_library": MPI.Get_library_version().strip().splitlines()[0],
+            "setup_seconds": table[:, 4].tolist(), "wall_seconds": table[:, 5].tolist(),
+            "asynchronous": True, "slow": {str(k): v for k, v in cfg.slow.items()}, "max_delay": cfg.max_delay,
+        }
+        _save(cfg.out, hist, {
+            "mpi_meta": np.array(json.dumps(meta)),
+            "mpi_messages": table[1:, 0],       # messages each worker sent, its last (answered with stop) included
+            "mpi_up": table[1:, 1],             # bytes each worker sent, all messages
+            "mpi_compute": table[1:, 2],        # seconds each worker computed (a straggler's sleep included)
+            "mpi_comm": table[1:, 3],           # seconds each worker spent sending and waiting for the answer
+            "mpi_eval": eval_time,
+            "mpi_down": np.array(float(down)),
+        })
+    if not cfg.quiet:
+        print(f"blockcd.mpi: {cfg.method} on {ranks} ranks (n = {ranks - 1} workers), m = {cfg.m}, "
+              f"tau = {cfg.tau}, {it} arrivals in {wall:.3g} s (messages per worker "
+              + ", ".join(str(int(v)) for v in table[1:, 0]) + f"; largest delay {int(hist.delays.max())}): "
+              f"||x - x*||^2 from {hist.dist2[0]:.3g} to {hist.dist2[-1]:.3g}"
               + (f"; wrote {cfg.out}" if cfg.out is not None else ""), flush=True)
     return 0
 
