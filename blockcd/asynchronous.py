@@ -81,6 +81,21 @@ class Speeds:
         np.fill_diagonal(counts, 0.0)
         return int(counts.sum(axis=1).max())
 
+    def durations(self, n: int, count: int) -> np.ndarray:
+        """(n, count): worker i's compute time for each of its first ``count`` messages, the draws that
+        :meth:`arrivals` and :meth:`round_times` use."""
+        n = check_int("n", n, 1)
+        count = check_int("count", count, 0)
+        s = self._speeds(n)
+        u = np.stack([np.random.default_rng([self.seed, 104729, i]).uniform(-1.0, 1.0, size=count)
+                      for i in range(n)])
+        return (1.0 + self.jitter * u) / s[:, None]
+
+    def round_times(self, n: int, rounds: int) -> np.ndarray:
+        """The synchronous counterpart: round k ends when the slowest worker's k-th computation does, so its
+        length is max_i T_i(k); returns the (rounds,) end times."""
+        return np.cumsum(self.durations(n, rounds).max(axis=0))
+
     def arrivals(self, n: int, iters: int) -> tuple[np.ndarray, np.ndarray]:
         """The first ``iters`` arrivals: (worker of each, its time), by an event simulation.
 

@@ -54,6 +54,29 @@ def test_arrival_shares_follow_the_speeds():
     np.testing.assert_allclose(share, s / s.sum(), atol=0.02)
 
 
+def test_rounds_wait_for_the_slowest_worker():
+    """A synchronous round lasts max_i T_i: with one worker four times slower, 4 time units on average (its
+    own time, since the others take at most 1.25); the asynchronous master meanwhile receives sum_i s_i = 3.25
+    messages per unit.  Tolerances: a round's time has sd 4 * 0.25/sqrt(3) = 0.58, so the mean of 200 has
+    s.e. 0.041 (3 s.e. = 0.12); the 3250 messages' rate, a sum of four renewal counts, is within 2%."""
+    model = Speeds((1, 1, 1, 0.25), jitter=0.25, seed=0)
+    end = model.round_times(4, 200)
+    assert end[-1] / 200 == pytest.approx(4.0, abs=0.12)
+    _, t = model.arrivals(4, 3250)
+    assert 3250 / t[-1] == pytest.approx(3.25, rel=0.02)
+
+
+def test_arrivals_and_rounds_use_the_same_compute_times():
+    """Worker i's arrival times in the event simulation are the running sums of its durations."""
+    model = Speeds((1, 0.5, 2, 0.25), jitter=0.4, seed=7)
+    w, t = model.arrivals(4, 2000)
+    D = model.durations(4, 2000)
+    for i in range(4):
+        mine = t[w == i]
+        np.testing.assert_allclose(mine, np.cumsum(D[i, : mine.size]), rtol=1e-12)
+    np.testing.assert_allclose(model.round_times(4, 10), np.cumsum(D[:, :10].max(axis=0)), rtol=1e-15)
+
+
 def test_same_seed_same_arrivals_other_seed_others():
     a, _ = Speeds(seed=3).arrivals(5, 200)
     b, _ = Speeds(seed=3).arrivals(5, 200)

@@ -126,8 +126,20 @@ def test_is_asgd_row(P):
     close(T.predicted_ratio(p, "is-asgd", M, t), 1 + (1 - 1 / n) * p.rho0)
 
 
+def test_is_sgd_async_row(P):
+    p = P["het"]
+    n, t = p.n, M // p.n
+    Lt = p.L_max * (1 + 2 * M / (t * n))
+    close(T.expected_smoothness(p, "is-sgd-async", M, t), Lt)
+    close(T.step_size(p, "is-sgd-async", M, t), 1 / (2 * Lt))
+    close(T.paper_step(p, "is-sgd-async", M, t), 1 / (2 * Lt))
+    ratio = T.expected_smoothness(p, "is-sgd-async", M, t) / T.expected_smoothness(p, "is-sgd-async", M, M)
+    close(ratio, 3 * n / (n + 2))
+
+
 PAPER = {"ibcd": "Theorem 1", "ibgd": "Theorem 4", "is-sgd": "Theorem 6", "isega": "Theorem 3",
-         "isaga-local": "Theorem 5", "isaga-shared": "Theorem 2", "is-asgd": "Theorem 8", "is-saga": "none"}
+         "isaga-local": "Theorem 5", "isaga-shared": "Theorem 2", "is-asgd": "Theorem 8", "is-saga": "none",
+         "is-sgd-async": "Theorem 9"}
 
 
 def table_rows():

@@ -25,8 +25,8 @@ def _first(dist2: np.ndarray, eps: float) -> int | None:
 
 
 def compare(ranks: int = 5, *, slow: float = 0.005, eps: float = 1e-6, m: int = 20, tau: int | None = None,
-            rows: int = 40, d: int = 40, batch: int = 4, rounds: int | None = None, seed: int = 0,
-            wait: float = 600.0) -> dict:
+            rows: int = 40, d: int = 40, batch: int = 4, rounds: int | None = None, arrivals: int | None = None,
+            seed: int = 0, wait: float = 600.0) -> dict:
     """Run synchronous and asynchronous IS-SGD on ``ranks`` MPI ranks, the last worker sleeping ``slow`` s per
     gradient, on an interpolating synthetic ridge problem (both reach x*), and measure each to ``eps``.
 
@@ -37,8 +37,8 @@ def compare(ranks: int = 5, *, slow: float = 0.005, eps: float = 1e-6, m: int = 
     eps : float in (0, 1), the accuracy ||x - x*||^2 <= eps ||x0 - x*||^2
     m, tau : blocks and blocks sent (default tau = m/n, at least 1)
     rows, d, batch : rows per worker, dimension, minibatch size
-    rounds : synchronous rounds run (default: 1.5 times the theory's bound to eps); the asynchronous run
-        applies n times as many messages
+    rounds : synchronous rounds run (default: 1.5 times the theory's bound to eps)
+    arrivals : messages the asynchronous run applies (default 4 n rounds: its stale messages are worth less)
     seed : the data and the runs' seed
 
     Returns
@@ -63,13 +63,14 @@ def compare(ranks: int = 5, *, slow: float = 0.005, eps: float = 1e-6, m: int = 
     if rounds is None:
         rounds = int(1.5 * theory.predicted_iterations(problem, "is-sgd", m, tau, eps, batch=batch)) + 1
     rounds = check_int("rounds", rounds, 1)
+    arrivals = 4 * n * rounds if arrivals is None else check_int("arrivals", arrivals, 1)
     out = {"problem": problem, "n": n, "m": m, "tau": tau, "slow": slow}
     with tempfile.TemporaryDirectory() as tmp:
         common = dict(opts, m=m, tau=tau, batch=batch, seed=seed, quiet=True, timeout=60.0,
                       slow=f"{ranks - 1}:{slow}")
         f_sync, f_async = Path(tmp) / "sync.npz", Path(tmp) / "async.npz"
         launch(ranks, wait=wait, out=f_sync, method="is-sgd", iters=rounds, **common)
-        launch(ranks, wait=wait, out=f_async, method="is-sgd-async", iters=n * rounds, **common)
+        launch(ranks, wait=wait, out=f_async, method="is-sgd-async", iters=arrivals, **common)
         hs, meas = History.load(f_sync), load_measurements(f_sync)
         ha = History.load(f_async)
         with np.load(f_async, allow_pickle=False) as z:
