@@ -37,6 +37,8 @@ class Method:
         :func:`blockcd.theory.decreasing_schedule`)
     schedules : whether ``step`` may be a callable k -> step (not IS-ASGD, whose parameters are set
         once from the step)
+    nonconvex : whether its theory covers a smooth non-convex f (``problems.nonconvex``; the paper's
+        Theorem 7, :func:`blockcd.theory.nonconvex_step`); the others reject such a problem
     chapter : the chapter that derives it ("" while no chapter does)
     """
 
@@ -52,13 +54,14 @@ class Method:
     shared_data: bool = False
     decreasing: bool = False
     schedules: bool = True
+    nonconvex: bool = False
     chapter: str = ""
 
 
 _ENTRIES = (
     Method("ibcd", "IBCD", rules.IBCD(), aliases=("gd", "dense"), chapter="04_ibcd"),
     Method("is-sgd", "IS-SGD", rules.ISSGD(), aliases=("sgd",), minibatch=True, decreasing=True,
-           chapter="05_is_sgd"),
+           nonconvex=True, chapter="05_is_sgd"),
     Method("isega", "ISEGA", rules.ISEGA(), shifts=True, prox=True, chapter="06_heterogeneous"),
     Method("is-saga", "IS-SAGA", rules.ISSAGA(), aliases=("saga",), minibatch=True, shifts=True,
            chapter="06_heterogeneous"),
