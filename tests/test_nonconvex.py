@@ -245,3 +245,22 @@ def test_past_the_threshold_a_larger_tau_does_not_help():
         if tau >= t_star:
             assert v / M[20] - Z * S[tau] / M[20] <= 2
     assert M[1] / M[20] - Z * S[1] / M[20] > 2                  # below it, sending more does help
+
+
+def test_convergence_plot_draws_grad2_and_refuses_dist2(P):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from blockcd import plotting
+
+    h = blockcd.run(P, "is-sgd", m=4, tau=1, iters=20)
+    fig, ax = plt.subplots()
+    plotting.convergence([h], ax, y="grad2")
+    assert "nabla f" in ax.get_ylabel()
+    with pytest.raises(ValueError, match="non-convex problem has none: use y='grad2'"):
+        plotting.convergence([h], ax)
+    with pytest.raises(ValueError, match="y must be one of"):
+        plotting.convergence([h], ax, y="loss")
+    plt.close(fig)
