@@ -340,7 +340,8 @@ class Problem:
 
         With the non-convex term psi, whose second derivative w (2 - 6 x^2)/(1 + x^2)^3 lies in
         [-w/2, 2w] (its extremes at x = 0 and x^2 = 1), every Hessian eigenvalue lies in
-        [-w/2, L_0 + 2w] for the convex part's constant L_0, so L = L_0 + 2w bounds |eigenvalue|.
+        [-w/2, L_0 + 2w] for the convex part's constant L_0, so L = L_0 + 2w bounds the absolute value
+        of every eigenvalue.
         """
         return self._curv * self._spectrum[0] + self.lam + 2.0 * self.nonconvex
 
