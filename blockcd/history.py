@@ -3,7 +3,8 @@
 The simulator (:func:`blockcd.run`), the per-worker reference
 (:mod:`blockcd.reference`) and the MPI master (:mod:`blockcd.mpi`) all record
 through one :class:`Recorder`: ||x^k - x*||^2 and f(x^k) - f* at each
-iterate, the communication counters, divergence detection (an error naming
+iterate (on a non-convex problem, which has no x*: ||grad f(x^k)||^2 and the
+dissimilarity of the local gradients instead), the communication counters, divergence detection (an error naming
 the step used and the largest step the theory allows) and stopping at an
 accuracy (``until``).  No update rule lives here.
 """
@@ -64,6 +65,14 @@ class History:
     times : ndarray or None
         Asynchronous IS-SGD: the time of each arrival, in the delay model's units
         (:class:`blockcd.asynchronous.Speeds`) or, from MPI, seconds since the start.
+    grad2 : ndarray or None
+        On a non-convex problem (``problem.convex`` False; ``dist2`` and ``gap`` are then NaN, there
+        is no x*): :math:`\lVert\nabla f(x^k)\rVert^2`.  Its mean over k = 0..t is
+        :math:`\mathbb{E}\lVert\nabla f(\hat x_t)\rVert^2` for :math:`\hat x_t` drawn uniformly from the
+        iterates, the quantity of the paper's Theorem 7 (chapter 5).  None on a convex problem.
+    nu2 : ndarray or None
+        On a non-convex problem: the dissimilarity
+        :math:`\frac1n\sum_i\lVert\nabla f_i(x^k) - \nabla f(x^k)\rVert^2` at each iterate; None otherwise.
     x : ndarray
         The last iterate.
     method, n, d, m, tau, seed, sampling, batch
@@ -92,6 +101,8 @@ class History:
     arrivals: np.ndarray | None = field(repr=False, default=None)
     delays: np.ndarray | None = field(repr=False, default=None)
     times: np.ndarray | None = field(repr=False, default=None)
+    grad2: np.ndarray | None = field(repr=False, default=None)
+    nu2: np.ndarray | None = field(repr=False, default=None)
 
     @property
     def iters(self) -> int:
@@ -101,11 +112,14 @@ class History:
     def iters_to(self, eps: float) -> int | None:
         """First iteration k with dist2[k] <= eps * dist2[0], or None if never reached."""
         eps = check_float("eps", eps, positive=True)
+        if self.grad2 is not None:
+            raise ValueError("iters_to measures ||x^k - x*||^2, and this history is of a non-convex problem, which "
+                             "has no x*: use History.grad2 (||grad f(x^k)||^2) instead")
         hit = np.flatnonzero(self.dist2 <= eps * self.dist2[0])
         return int(hit[0]) if hit.size else None
 
     _ARRAYS = ("dist2", "gap", "blocks_up", "bytes_up", "bytes_down", "x", "bytes_up_workers", "steps", "gap_avg",
-               "x_avg", "arrivals", "delays", "times")
+               "x_avg", "arrivals", "delays", "times", "grad2", "nu2")
     _SCALARS = ("method", "n", "d", "m", "tau", "step", "seed", "sampling", "batch")
 
     def save(self, path) -> None:
@@ -129,7 +143,8 @@ class Recorder:
     Parameters
     ----------
     problem : Problem
-        Gives x*, f* and f (the evaluation, not part of any method).
+        Gives x*, f* and f (the evaluation, not part of any method); for a non-convex problem
+        the local gradients at each iterate, for ||grad f(x^k)||^2 and the dissimilarity.
     method, step, batch, sampling : as given to :func:`blockcd.run` (for the history and the
         divergence message)
     blocks : Blocks
@@ -164,7 +179,13 @@ class Recorder:
         self.gap = np.empty(iters + 1)
         self.coords = np.zeros(problem.n)  # cumulative coordinates sent per worker
         self.bytes_up = np.zeros(iters + 1)
-        self.xs, self.fs = problem.x_star, problem.f_star
+        self.convex = problem.convex
+        if self.convex:
+            self.xs, self.fs = problem.x_star, problem.f_star
+            self.grad2 = self.nu2 = None
+        else:  # no x*: record ||grad f||^2 and the dissimilarity, from the n local gradients at x^k
+            self.xs = self.fs = None
+            self.grad2, self.nu2 = np.empty(iters + 1), np.empty(iters + 1)
         self.index_bytes = (math.ceil(tau * math.ceil(math.log2(blocks.m)) / 8)
                             if send_indices and tau < blocks.m else 0)
         self.up_total = 0.0
@@ -174,6 +195,8 @@ class Recorder:
 
     def point(self, k: int, x: np.ndarray, fx: float | None = None) -> bool:
         """Record iterate k (fx: the smooth part of f(x) if already known); True if the run has reached ``until``."""
+        if not self.convex:
+            return self._point_nonconvex(k, x)
         diff = x - self.xs
         d2 = float(diff @ diff)
         if fx is None:
@@ -203,6 +226,20 @@ class Recorder:
             return True
         return False
 
+    def _point_nonconvex(self, k: int, x: np.ndarray) -> bool:
+        """Record ||grad f(x^k)||^2 and (1/n) sum_i ||grad f_i(x^k) - grad f(x^k)||^2 (one pass over the data)."""
+        G = self.p.workers().grads(x)
+        g = G.mean(axis=0)
+        g2 = float(g @ g)
+        self.grad2[k] = g2
+        self.nu2[k] = float(np.mean(np.sum((G - g) ** 2, axis=1)))
+        self.dist2[k] = self.gap[k] = math.nan
+        if k == 0:
+            self.limit = BLOWUP * max(g2, 1.0)
+        elif not (g2 <= self.limit and np.all(np.isfinite(x))):
+            self._diverged(k)
+        return False
+
     def sent(self, k: int, mask: np.ndarray | None, chosen: np.ndarray | None = None) -> None:
         """Count what the workers sent at iteration k: the (n, m) block ``mask`` or the (n, tau) ``chosen``
         block indices (both None: every block)."""
@@ -229,13 +266,18 @@ class Recorder:
         from . import theory
 
         try:
-            safe = theory.step_size(self.p, self.method, self.blocks.m, self.tau, batch=self.batch,
-                                    sampling=self.sampling)
-            hint = f"the largest step the theory allows here is {safe:.4g}"
+            if self.convex:
+                safe = theory.step_size(self.p, self.method, self.blocks.m, self.tau, batch=self.batch,
+                                        sampling=self.sampling)
+                hint = f"the largest step the theory allows here is {safe:.4g}"
+            else:
+                safe = theory.nonconvex_step(self.p, self.blocks.m, self.tau, len(self.dist2) - 1)
+                hint = f"the paper's Theorem 7 step for this horizon is {safe:.4g}"
         except ValueError as exc:
             hint = f"the theory gives no step here ({exc})"
+        what = (f"||x - x*||^2 = {self.dist2[k]:.3g}" if self.convex else f"||grad f(x)||^2 = {self.grad2[k]:.3g}")
         raise DivergenceError(
-            f"{self.method} diverged at iteration {k} (||x - x*||^2 = {self.dist2[k]:.3g}) "
+            f"{self.method} diverged at iteration {k} ({what}) "
             f"with step = {self.step:.4g}{' (the first of a schedule)' if self.steps is not None else ''}; {hint}"
         )
 
@@ -257,4 +299,6 @@ class Recorder:
             steps=None if self.steps is None else self.steps[:it].copy(),
             gap_avg=None if self.gap_avg is None else self.gap_avg[: it + 1].copy(),
             x_avg=None if self.x_avg is None else self.x_avg.copy(),
+            grad2=None if self.grad2 is None else self.grad2[: it + 1].copy(),
+            nu2=None if self.nu2 is None else self.nu2[: it + 1].copy(),
         )

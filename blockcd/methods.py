@@ -125,6 +125,14 @@ def setup(problem, method, *, m, tau, step=None, iters, seed=0, sampling="indepe
     m = check_int("m", m, 1, d)
     tau = check_int("tau", tau, 1, m)
     iters = check_int("iters", iters, 1)
+    if not problem.convex:
+        if not spec.nonconvex:
+            takes = _listed(e.name for e in registry.REGISTRY.values() if e.nonconvex)
+            raise ValueError(f"{spec.name!r} does not run on a non-convex problem (problem.convex is False): its "
+                             f"theory needs convex f and an x*; the methods whose theory covers it: {takes}")
+        if until is not None:
+            raise ValueError("until stops at ||x^k - x*||^2 <= until ||x^0 - x*||^2, and a non-convex problem has no "
+                             "x*: leave until=None (the history records ||grad f(x^k)||^2)")
     seed = check_seed("seed", seed)
     sampling = check_choice("sampling", sampling, spec.samplings)
     if not isinstance(send_indices, (bool, np.bool_)):
@@ -163,6 +171,11 @@ def setup(problem, method, *, m, tau, step=None, iters, seed=0, sampling="indepe
         schedule = step
     if schedule is not None:
         step = _checked_step(schedule(0), 0)
+    elif step is None and theory_step and not problem.convex:
+        if sampling != "independent":
+            raise ValueError("the non-convex theory (the paper's Theorem 7) is for independent sampling: pass "
+                             f"step= with sampling = {sampling!r}")
+        step = theory.nonconvex_step(problem, m, tau, iters)
     elif step is None and theory_step:
         step = theory.step_size(problem, spec.name, m, tau, batch=batch, sampling=sampling)
     elif step is not None:
@@ -252,7 +265,9 @@ def run(
         Blocks each worker sends per iteration (IBGD: in expectation; it sends all m with
         probability tau/m).
     step : float > 0, None, 'decreasing' or callable
-        Step size (for IS-ASGD, eta).  None takes :func:`blockcd.theory.step_size`.
+        Step size (for IS-ASGD, eta).  None takes :func:`blockcd.theory.step_size`; on a non-convex
+        problem (IS-SGD only) :func:`blockcd.theory.nonconvex_step` with t = ``iters``, the paper's
+        Theorem 7 step for that horizon (chapter 5).
         ``'decreasing'`` (IS-SGD): the theory's schedule gamma_k = 1/(a + c k) of
         :func:`blockcd.theory.decreasing_schedule`; the History then also records
         ``gap_avg``, f at the weighted average of :func:`blockcd.theory.average_weights`
@@ -277,7 +292,8 @@ def run(
         Stop at the first iteration k with ``dist2[k] <= until * dist2[0]``
         (or after ``iters``); the history is then an exact prefix of the full run's.
     gap : bool
-        Record f(x^k) - f* (default).  ``False`` leaves ``History.gap`` NaN and
+        Record f(x^k) - f* (default; on a non-convex problem the history records ||grad f(x^k)||^2
+        in ``grad2`` instead, and ``dist2`` and ``gap`` are NaN).  ``False`` leaves ``History.gap`` NaN and
         skips evaluating f, which on large problems costs as much as the
         partial gradients of an iteration.
     delays : :class:`blockcd.asynchronous.Speeds`, integer array or None

@@ -13,8 +13,10 @@ oracles answer with the same method names:
 Both losses are generalised linear models,
 ``f_i(x) = (1/l_i) sum_j phi(a_j^T x; t_j) + (lam/2) ||x||^2`` with
 ``phi(z; t) = (z - t)^2 / 2`` (ridge) or ``log(1 + exp(-t z))`` (logistic).
-The problem's constants (L, mu, x*, ...) live in :mod:`blockcd.problems`; no
-method or sampling is known here.
+A non-convex problem (``problems.nonconvex``) adds the smooth non-convex term
+``psi(x) = w sum_j x_j^2 / (1 + x_j^2)`` to every f_i; its gradient is added
+where the lam x term is.  The problem's constants (L, mu, x*, ...) live in
+:mod:`blockcd.problems`; no method or sampling is known here.
 """
 
 from __future__ import annotations
@@ -37,6 +39,17 @@ def dphi(loss: str, z: np.ndarray, t: np.ndarray) -> np.ndarray:
     return -t * np.exp(-np.logaddexp(0.0, t * z))
 
 
+def psi(w: float, x: np.ndarray) -> float:
+    """The non-convex term w sum_j x_j^2 / (1 + x_j^2) (chapter 5, "Without convexity")."""
+    x2 = x * x
+    return float(w * np.sum(x2 / (1.0 + x2)))
+
+
+def dpsi(w: float, x: np.ndarray) -> np.ndarray:
+    """Its gradient, w 2 x_j / (1 + x_j^2)^2 coordinate by coordinate (x may be a selection of coordinates)."""
+    return (2.0 * w) * x / (1.0 + x * x) ** 2
+
+
 def _dense(M):
     return M.toarray() if sp.issparse(M) else M
 
@@ -54,8 +67,10 @@ class Workers:
     worker), ``'shared'`` (identical split: one matrix that every worker holds).
     """
 
-    def __init__(self, *, loss, lam, layout, A2, A3, t, w, wf, row_base, sizes, offsets, n, d):
+    def __init__(self, *, loss, lam, layout, A2, A3, t, w, wf, row_base, sizes, offsets, n, d, nonconvex=0.0):
         self.loss, self.lam, self.layout = loss, lam, layout
+        #: the weight w of the non-convex term psi in every f_i (0: none)
+        self.nonconvex = nonconvex
         self.A2, self.A3, self.t, self.w, self.wf = A2, A3, t, w, wf
         self.row_base, self.sizes, self.offsets = row_base, sizes, offsets
         self.n, self.d = n, d
@@ -90,7 +105,8 @@ class Workers:
     def f(self, x: np.ndarray, z: np.ndarray | None = None) -> float:
         """f(x) = (1/n) sum_i f_i(x) (from the margins z = A x when given)."""
         z = self.margins(x) if z is None else z
-        return float(self.wf @ phi(self.loss, z, self.t)) + 0.5 * self.lam * float(x @ x)
+        fx = float(self.wf @ phi(self.loss, z, self.t)) + 0.5 * self.lam * float(x @ x)
+        return fx + psi(self.nonconvex, x) if self.nonconvex else fx
 
     def grads(self, x: np.ndarray, with_f: bool = False):
         """(n, d): row i is grad f_i(x); with ``with_f`` also f(x), from the same margins.
@@ -102,6 +118,8 @@ class Workers:
         G = self.row_sums(c)
         if self.lam:
             G = G + self.lam * x
+        if self.nonconvex:
+            G = G + dpsi(self.nonconvex, x)
         if not with_f:
             return G
         return G, self.f(x, z)
@@ -133,7 +151,8 @@ class Workers:
     def minibatch_grads(self, x: np.ndarray, idx: np.ndarray) -> np.ndarray:
         """(n, d): row i averages grad f_ij(x) over the b local rows idx[i]."""
         G = self.combine(idx, self.sample_derivs(x, idx) / idx.shape[-1])
-        return G + self.lam * x if self.lam else G
+        G = G + self.lam * x if self.lam else G
+        return G + dpsi(self.nonconvex, x) if self.nonconvex else G
 
     # ---------------------------------------------------- partial gradients
     def partial_grads(self, x: np.ndarray, who: np.ndarray, cols: np.ndarray, with_f: bool = False):
@@ -155,6 +174,8 @@ class Workers:
             vals = np.asarray(self.A2.T @ c).ravel()[cols]
         if self.lam:
             vals = vals + self.lam * x[cols]
+        if self.nonconvex:
+            vals = vals + dpsi(self.nonconvex, x[cols])
         return (vals, self.f(x, z)) if with_f else vals
 
     def partial_minibatch_grads(self, x: np.ndarray, idx: np.ndarray, who: np.ndarray, cols: np.ndarray):
@@ -163,7 +184,8 @@ class Workers:
         coef = self.sample_derivs(x, idx) / idx.shape[-1]
         Ab = np.asarray(_dense(self.A2[rows[who], np.broadcast_to(cols[:, None], rows[who].shape)]))
         vals = np.einsum("pb,pb->p", Ab, coef[who])  # Ab[p, j]: entry cols[p] of worker who[p]'s row j
-        return vals + self.lam * x[cols] if self.lam else vals
+        vals = vals + self.lam * x[cols] if self.lam else vals
+        return vals + dpsi(self.nonconvex, x[cols]) if self.nonconvex else vals
 
     def _column_sums(self, c: np.ndarray, who: np.ndarray, cols: np.ndarray) -> np.ndarray:
         """sum_{rows j of worker who[p]} c_j A[j, cols[p]] for sparse data, from a copy sorted by worker.
@@ -243,9 +265,9 @@ class Worker(Workers):
     ``grads(x)`` is grad f_i(x), shape (d,); ``idx`` is a 1-D array of local rows.
     """
 
-    def __init__(self, A, t, *, loss: str, lam: float, index: int):
+    def __init__(self, A, t, *, loss: str, lam: float, index: int, nonconvex: float = 0.0):
         self.A, self.t = A, t
-        self.loss, self.lam, self.index = loss, lam, index
+        self.loss, self.lam, self.index, self.nonconvex = loss, lam, index, nonconvex
         self.l, self.d = A.shape
         self.shape = (self.d,)
         self.row_sizes = self.l
@@ -256,13 +278,16 @@ class Worker(Workers):
     def f(self, x, z=None):
         """f_i(x)."""
         z = self.margins(x) if z is None else z
-        return float(np.mean(phi(self.loss, z, self.t))) + 0.5 * self.lam * float(x @ x)
+        fx = float(np.mean(phi(self.loss, z, self.t))) + 0.5 * self.lam * float(x @ x)
+        return fx + psi(self.nonconvex, x) if self.nonconvex else fx
 
     def grads(self, x, with_f: bool = False):
         z = self.margins(x)
         g = np.asarray(self.A.T @ (dphi(self.loss, z, self.t) / self.l)).ravel()
         if self.lam:
             g = g + self.lam * x
+        if self.nonconvex:
+            g = g + dpsi(self.nonconvex, x)
         return (g, self.f(x, z)) if with_f else g
 
     def sample_derivs(self, x, idx):
@@ -286,6 +311,8 @@ class Worker(Workers):
             vals = c @ self.A[:, cols]
         if self.lam:
             vals = vals + self.lam * x[cols]
+        if self.nonconvex:
+            vals = vals + dpsi(self.nonconvex, x[cols])
         return (vals, self.f(x, z)) if with_f else vals
 
     def partial_minibatch_grads(self, x, idx, cols):
@@ -293,7 +320,8 @@ class Worker(Workers):
         coef = self.sample_derivs(x, idx) / idx.shape[-1]
         Ab = self.A[idx][:, cols]
         vals = np.asarray(coef @ _dense(Ab)).ravel()
-        return vals + self.lam * x[cols] if self.lam else vals
+        vals = vals + self.lam * x[cols] if self.lam else vals
+        return vals + dpsi(self.nonconvex, x[cols]) if self.nonconvex else vals
 
     def table_average(self, table):
         return np.asarray(self.A.T @ (table / self.l)).ravel()

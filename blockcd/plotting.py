@@ -81,13 +81,20 @@ def convergence(histories: Sequence, ax=None, *, x: str = "iteration", y: str = 
                 relative: bool = True, markevery: int | None = None, **kw):
     """Error against iterations (``x='iteration'``) or blocks / bytes sent up.
 
-    ``y`` is ``'dist2'`` (||x - x*||^2) or ``'gap'`` (f - f*); with
-    ``relative=True`` the curve is divided by its value at x0.
+    ``y`` is ``'dist2'`` (||x - x*||^2), ``'gap'`` (f - f*) or ``'grad2'`` (||grad f(x^k)||^2, the
+    record of a non-convex problem, which has no x*); with ``relative=True`` the curve is divided by
+    its value at x0.
     """
     ax = _ax(ax)
     labels = list(labels) if labels is not None else [None] * len(histories)
     keys = list(keys) if keys is not None else [h.method for h in histories]
+    if y not in ("dist2", "gap", "grad2"):
+        raise ValueError(f"y must be one of ('dist2', 'gap', 'grad2'), got {y!r}")
     for h, lab, key in zip(histories, labels, keys):
+        if y != "grad2" and h.grad2 is not None:
+            raise ValueError(f"y = {y!r} needs x*, and a history of a non-convex problem has none: use y='grad2'")
+        if y == "grad2" and h.grad2 is None:
+            raise ValueError("y='grad2' is recorded on non-convex problems only; this history has dist2 and gap")
         vals = np.asarray(getattr(h, y), dtype=float)
         if relative:
             vals = vals / vals[0]
@@ -100,7 +107,9 @@ def convergence(histories: Sequence, ax=None, *, x: str = "iteration", y: str = 
     ax.set_xlabel({"iteration": "iteration k", "blocks": "blocks sent per worker",
                    "bytes": "bytes sent per worker"}[x])
     ax.set_ylabel({"dist2": r"$\|x^k - x^\star\|^2 / \|x^0 - x^\star\|^2$" if relative else r"$\|x^k - x^\star\|^2$",
-                   "gap": r"$(f(x^k) - f^\star) / (f(x^0) - f^\star)$" if relative else r"$f(x^k) - f^\star$"}[y])
+                   "gap": r"$(f(x^k) - f^\star) / (f(x^0) - f^\star)$" if relative else r"$f(x^k) - f^\star$",
+                   "grad2": r"$\|\nabla f(x^k)\|^2 / \|\nabla f(x^0)\|^2$" if relative else r"$\|\nabla f(x^k)\|^2$",
+                   }[y])
     return ax
 
 

@@ -18,6 +18,13 @@ as an (n, l_max, d) array (zero-weight padding rows when the split is uneven),
 sparse data as one CSR matrix, identical splits as the single shared matrix.
 A problem may carry a regulariser R (``reg=``, :mod:`blockcd.regularizers`),
 held by the master: it then minimises f(x) = (1/n) sum_i f_i(x) + R(x).
+
+A *non-convex* problem (:func:`nonconvex`) adds the smooth term
+psi(x) = w sum_j x_j^2 / (1 + x_j^2) to every f_i (a term of f itself, not a
+prox term R).  f is then L-smooth but not convex: there is no x*, and the
+constants that need one (mu, x*, f*, sigma*^2) raise; a lower bound
+``f_lower`` on f and the dissimilarity bound ``nu2_bound`` take their place
+(chapter 5, "Without convexity").
 """
 
 from __future__ import annotations
@@ -39,7 +46,7 @@ from ._validate import (
     check_seed,
     check_vector,
 )
-from .oracle import Worker, Workers, dphi
+from .oracle import Worker, Workers, dphi, dpsi
 from .regularizers import Regularizer, prox_gradient
 
 LOSSES = ("ridge", "logistic")
@@ -81,7 +88,12 @@ class Problem:
         Constants of the theory, computed on first use (see each property).
     """
 
-    def __init__(self, A, t, *, n_workers, loss, lam, split, seed, name=None, reg=None):
+    def __init__(self, A, t, *, n_workers, loss, lam, split, seed, name=None, reg=None, nonconvex=0.0):
+        #: the weight w of the non-convex term psi(x) = w sum_j x_j^2/(1 + x_j^2) in every f_i (0: none)
+        self.nonconvex = check_float("nonconvex", nonconvex, nonnegative=True)
+        if self.nonconvex and reg is not None:
+            raise ValueError("a non-convex problem takes no regulariser R (reg must be None): the methods with a "
+                             "prox step have a convex theory only")
         if reg is not None and not isinstance(reg, Regularizer):
             raise TypeError(f"reg must be None or a blockcd Regularizer (regularizers.l1(w), regularizers.l2norm(w)), "
                             f"got {type(reg).__name__}")
@@ -101,7 +113,7 @@ class Problem:
             n = check_int("n_workers", n_workers, 1, N)
         if self.loss == "logistic":
             t = _as_pm1(t)
-            if self.lam <= 0:
+            if self.lam <= 0 and not self.nonconvex:
                 raise ValueError(
                     "lam must be > 0 for logistic regression (without it the minimiser may not exist)"
                 )
@@ -183,7 +195,8 @@ class Problem:
     def _oracle(self) -> Workers:
         return Workers(loss=self.loss, lam=self.lam, layout=self._layout, A2=self._A2,
                        A3=getattr(self, "_A3", None), t=self._t, w=self._w, wf=self._wf,
-                       row_base=self._row_base, sizes=self.sizes, offsets=self.offsets, n=self.n, d=self.d)
+                       row_base=self._row_base, sizes=self.sizes, offsets=self.offsets, n=self.n, d=self.d,
+                       nonconvex=self.nonconvex)
 
     def workers(self) -> Workers:
         """All n workers' oracles at once (:class:`blockcd.oracle.Workers`): what the simulator asks.
@@ -218,7 +231,7 @@ class Problem:
             li = int(self.sizes[i])
             A, t = self._A3[i, :li], self._t.reshape(self.n, self.l_max)[i, :li]
         A = A.copy() if sp.issparse(A) else np.array(A)
-        return Worker(A, np.array(t), loss=self.loss, lam=self.lam, index=i)
+        return Worker(A, np.array(t), loss=self.loss, lam=self.lam, index=i, nonconvex=self.nonconvex)
 
     @property
     def data_nbytes(self) -> int:
@@ -238,7 +251,35 @@ class Problem:
         x = self._check_x(x)
         z = self._margins(x)
         c = self._wf * dphi(self.loss, z, self._t)
-        return np.asarray(self._A2.T @ c).ravel() + self.lam * x
+        g = np.asarray(self._A2.T @ c).ravel() + self.lam * x
+        return g + dpsi(self.nonconvex, x) if self.nonconvex else g
+
+    @property
+    def convex(self) -> bool:
+        """False for a problem with the non-convex term psi (:func:`nonconvex`), True otherwise."""
+        return not self.nonconvex
+
+    def _need_convex(self, what: str) -> None:
+        if self.nonconvex:
+            raise ValueError(f"{what} does not exist for this problem: f is non-convex (it has the term "
+                             f"w sum_j x_j^2/(1 + x_j^2), w = {self.nonconvex:g}), so there is no x*; histories "
+                             "record ||grad f(x^k)||^2 (History.grad2) instead, and f_lower bounds f from below")
+
+    def hessian(self, x) -> np.ndarray:
+        """The Hessian of the smooth part (1/n) sum_i f_i at x, a dense (d, d) array (for checks; d <= 3000)."""
+        x = self._check_x(x)
+        if self.d > DENSE_LIMIT:
+            raise ValueError(f"hessian is dense, for d <= {DENSE_LIMIT}; got d = {self.d}")
+        if self.loss == "ridge":
+            curv = 1.0
+        else:
+            s = _sigmoid(self._margins(x) * self._t)
+            curv = s * (1 - s)
+        H = self._hess_dense(curv) + self.lam * np.eye(self.d)
+        if self.nonconvex:
+            x2 = x * x
+            H[np.diag_indices(self.d)] += self.nonconvex * (2.0 - 6.0 * x2) / (1.0 + x2) ** 3
+        return H
 
     def local_grads(self, x, *, with_f: bool = False):
         """All n local gradients at once: row i is grad f_i(x), shape (n, d).
@@ -295,12 +336,19 @@ class Problem:
 
     @cached_property
     def L(self) -> float:
-        """Smoothness constant of f, the largest eigenvalue of its Hessian bound (dense eigh, or Lanczos for d > 3000)."""
-        return self._curv * self._spectrum[0] + self.lam
+        """Smoothness constant of f, the largest eigenvalue of its Hessian bound (dense eigh, or Lanczos for d > 3000).
+
+        With the non-convex term psi, whose second derivative w (2 - 6 x^2)/(1 + x^2)^3 lies in
+        [-w/2, 2w] (its extremes at x = 0 and x^2 = 1), every Hessian eigenvalue lies in
+        [-w/2, L_0 + 2w] for the convex part's constant L_0, so L = L_0 + 2w bounds the absolute value
+        of every eigenvalue.
+        """
+        return self._curv * self._spectrum[0] + self.lam + 2.0 * self.nonconvex
 
     @cached_property
     def mu(self) -> float:
         """Strong convexity constant of f (for ridge the smallest Hessian eigenvalue, for logistic lam)."""
+        self._need_convex("mu (strong convexity)")
         if self.loss == "ridge":
             mu = self._spectrum[1] + self.lam
         else:
@@ -339,7 +387,7 @@ class Problem:
                     top[i] = sla.eigh(K.toarray(), eigvals_only=True)[-1]
                 else:
                     top[i] = spla.eigsh(K, k=1, which="LA", return_eigenvectors=False)[0]
-        return self._curv * np.maximum(top, 0.0) / self.sizes + self.lam
+        return self._curv * np.maximum(top, 0.0) / self.sizes + self.lam + 2.0 * self.nonconvex
 
     @property
     def L_max(self) -> float:
@@ -361,7 +409,7 @@ class Problem:
     @cached_property
     def L_sample(self) -> np.ndarray:
         """Per-worker largest per-sample smoothness max_j L_ij, shape (n,)."""
-        return self._curv * self._by_worker(self.row_norms2, np.maximum) + self.lam
+        return self._curv * self._by_worker(self.row_norms2, np.maximum) + self.lam + 2.0 * self.nonconvex
 
     def _by_worker(self, v: np.ndarray, op) -> np.ndarray:
         """(n,): op (np.maximum or np.add) reduced over each worker's stored rows of v."""
@@ -393,6 +441,7 @@ class Problem:
         without R, to a certified 1e-13 relative accuracy
         (:func:`blockcd.regularizers.prox_gradient`).
         """
+        self._need_convex("x_star")
         _ = self.mu  # raises if f is not strongly convex
         if self.reg is not None:
             return prox_gradient(self.grad, self.L, self.mu, self.reg, self._smooth_minimiser)
@@ -445,7 +494,44 @@ class Problem:
     @cached_property
     def f_star(self) -> float:
         """f(x*)."""
+        self._need_convex("f_star")
         return self.f(self.x_star)
+
+    @property
+    def f_lower(self) -> float:
+        """A lower bound on inf f: f* for a convex problem, 0 for a non-convex one.
+
+        Every term of a non-convex problem's f is >= 0 (the loss phi, (lam/2)||x||^2 and psi),
+        so 0 <= inf f; the bound of the paper's Theorem 7 takes f(x^0) - f_lower for f(x^0) - f*.
+        """
+        return 0.0 if self.nonconvex else self.f_star
+
+    @cached_property
+    def nu2_bound(self) -> float:
+        r"""A uniform bound on the dissimilarity, :math:`\frac1n\sum_i\lVert\nabla f(x) - \nabla f_i(x)\rVert^2
+        \le \nu^2` for every x (the paper's Theorem 7; chapter 5, "Without convexity").
+
+        The terms lam x and psi are the same in every f_i and cancel, and the dissimilarity is at most
+        :math:`\frac1n\sum_i\lVert\nabla\ell_i(x)\rVert^2` for the data parts
+        :math:`\nabla\ell_i(x) = \frac{1}{l_i}\sum_j\phi'(a_j^\top x)a_j`.  For logistic regression
+        :math:`|\phi'| \le 1`, so :math:`\lVert\nabla\ell_i(x)\rVert` is at most the smaller of
+        :math:`\frac{1}{l_i}\sum_j\lVert a_j\rVert` and :math:`\lVert A_i\rVert_2/\sqrt{l_i}`.
+        0 for identical splits; ``inf`` for ridge (phi' is unbounded).
+        """
+        if self.split == "identical":
+            return 0.0
+        if self.loss == "ridge":
+            return math.inf
+        norms = np.sqrt(self.row_norms2)
+        per = self._by_worker(self._w * norms, np.add)      # (1/l_i) sum_j ||a_j||
+        spectral = (self.L_i - self.lam - 2.0 * self.nonconvex) / self._curv   # ||A_i||_2^2 / l_i
+        return float(np.mean(np.minimum(per**2, np.maximum(spectral, 0.0))))
+
+    def dissimilarity(self, x) -> float:
+        r""":math:`\frac1n\sum_i\lVert\nabla f_i(x) - \nabla f(x)\rVert^2` at x (the paper's :math:`\nu^2`
+        is its supremum over x; :attr:`nu2_bound` bounds it)."""
+        G = np.asarray(self.local_grads(x))
+        return float(np.mean(np.sum((G - G.mean(axis=0)) ** 2, axis=1)))
 
     @cached_property
     def local_grads_star(self) -> np.ndarray:
@@ -510,7 +596,13 @@ class Problem:
         return max(float(top[0]), 1.0)
 
     def summary(self) -> dict:
-        """The constants of the theory in one dict (computes them if needed)."""
+        """The constants of the theory in one dict (computes them if needed).
+
+        For a non-convex problem: L, L_max, r, f_lower and nu2_bound (no mu, x* or sigma*^2).
+        """
+        if self.nonconvex:
+            return {"name": self.name, "n": self.n, "d": self.d, "L": self.L, "L_max": self.L_max, "r": self.r,
+                    "nonconvex": self.nonconvex, "f_lower": self.f_lower, "nu2_bound": self.nu2_bound}
         return {
             "name": self.name,
             "n": self.n,
@@ -527,6 +619,8 @@ class Problem:
 
     def __repr__(self) -> str:
         reg = "" if self.reg is None else f", reg={self.reg!r}"
+        if self.nonconvex:
+            reg += f", nonconvex={self.nonconvex:g}"
         return f"Problem({self.name!r}, n={self.n}, d={self.d}, split={self.split!r}, lam={self.lam:g}{reg})"
 
 
@@ -577,6 +671,43 @@ def logistic(A, y, *, n_workers: int, lam: float, split: str = "iid", seed: int 
     """
     return Problem(A, y, n_workers=n_workers, loss="logistic", lam=lam, split=split, seed=seed, name=name,
                    reg=reg)
+
+
+def nonconvex(A, y, *, n_workers: int, w: float = 1.0, loss: str = "logistic", lam: float = 0.0,
+              split: str = "iid", seed: int = 0, name=None) -> Problem:
+    r"""A smooth non-convex problem: a GLM loss plus :math:`\psi(x) = w\sum_j x_j^2/(1 + x_j^2)` in every f_i.
+
+    .. math::
+
+        f_i(x) = \frac{1}{l_i}\sum_j \phi(a_j^\top x; t_j) + \frac{\lambda}{2}\lVert x\rVert^2
+        + w\sum_{j=1}^d \frac{x_j^2}{1 + x_j^2},
+
+    the non-convex regulariser of the paper's experiments on non-convex SGD.  :math:`\psi''` takes
+    values in [-w/2, 2w], so f is L-smooth with L = L_0 + 2w (L_0 the loss's constant) and not
+    convex once w/2 exceeds the loss's curvature in some direction.  ``problem.convex`` is False;
+    ``x_star``, ``f_star`` and ``mu`` raise (there is no x*); histories record
+    :math:`\lVert\nabla f(x^k)\rVert^2` (``History.grad2``) and the dissimilarity
+    (``History.nu2``).  Only IS-SGD, whose theory covers it (the paper's Theorem 7;
+    chapter 5, "Without convexity"), runs on it.
+
+    Parameters
+    ----------
+    A : array or scipy.sparse matrix, shape (N, d)
+    y : array, shape (N,)
+        Labels (two classes) for ``loss='logistic'``, targets for ``'ridge'``.
+    n_workers : int, 1 <= n_workers <= N
+    w : float > 0
+        Weight of the non-convex term.
+    loss : {'logistic', 'ridge'}
+    lam : float >= 0
+        lam = 0 is allowed for logistic regression: f >= 0 is bounded below without it.
+    split, seed, name
+        As in :func:`ridge`.
+    """
+    w = check_float("w", w, positive=True)
+    loss = check_choice("loss", loss, LOSSES)
+    label = name or f"non-convex {loss} (w = {w:g})"
+    return Problem(A, y, n_workers=n_workers, loss=loss, lam=lam, split=split, seed=seed, name=label, nonconvex=w)
 
 
 def synthetic(

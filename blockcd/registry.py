@@ -39,6 +39,8 @@ class Method:
         once from the step)
     asynchronous : whether the master applies each worker's message on arrival, with no rounds
         (:mod:`blockcd.asynchronous`; ``delays=`` gives the order of arrivals)
+    nonconvex : whether its theory covers a smooth non-convex f (``problems.nonconvex``; the paper's
+        Theorem 7, :func:`blockcd.theory.nonconvex_step`); the others reject such a problem
     chapter : the chapter that derives it ("" while no chapter does)
     """
 
@@ -55,13 +57,14 @@ class Method:
     decreasing: bool = False
     schedules: bool = True
     asynchronous: bool = False
+    nonconvex: bool = False
     chapter: str = ""
 
 
 _ENTRIES = (
     Method("ibcd", "IBCD", rules.IBCD(), aliases=("gd", "dense"), chapter="04_ibcd"),
     Method("is-sgd", "IS-SGD", rules.ISSGD(), aliases=("sgd",), minibatch=True, decreasing=True,
-           chapter="05_is_sgd"),
+           nonconvex=True, chapter="05_is_sgd"),
     Method("isega", "ISEGA", rules.ISEGA(), shifts=True, prox=True, chapter="06_heterogeneous"),
     Method("is-saga", "IS-SAGA", rules.ISSAGA(), aliases=("saga",), minibatch=True, shifts=True,
            chapter="06_heterogeneous"),
