@@ -114,6 +114,8 @@ EXTRA_CASES = {
     # a regulariser: the master's prox step, separable and not
     "isega-l1": dict(BASE, method="isega", m=5, tau=2, reg="l1:0.05", iters=30, seed=3),
     "isega-l2norm": dict(BASE, split="sorted", method="isega", m=5, tau=1, reg="l2norm:0.05", iters=30, seed=3),
+    # stochastic local gradients of IS-ASGD (the paper's Algorithm 7): each rank draws its own b rows
+    "is-asgd-batch": dict(INTERP, method="is-asgd", m=6, tau=2, batch=3, iters=25, seed=5),
 }
 
 

@@ -70,7 +70,7 @@ CASES = [
     ("isaga-shared-sampling-shared", lambda P: run(P, problem=P["shared"], method="isaga-shared", sampling="shared"),
      ValueError, r"^sampling must be one of \('independent',\)"),
     ("isaga-shared-batch", lambda P: run(P, problem=P["shared"], method="isaga-shared", batch=2), ValueError,
-     r"\bbatch applies to 'is-sgd', 'is-saga' and 'isaga-local' only, not to 'isaga-shared'"),
+     r"\bbatch applies to 'is-sgd', 'is-saga', 'is-asgd' and 'isaga-local' only, not to 'isaga-shared'"),
     ("isaga-shared-reg", lambda P: run(P, problem=problems.ridge(A0, B0, n_workers=4, split="shared",
                                                                  reg=regularizers.l1(0.1)), method="isaga-shared"),
      ValueError, r"^'isaga-shared' does not take a regulariser"),
@@ -96,7 +96,7 @@ CASES = [
     ("batch-above-rows", lambda P: run(P, method="is-sgd", batch=6), ValueError,
      r"\bbatch must be an integer in \[1, 5\]"),
     ("batch-zero", lambda P: run(P, method="is-saga", batch=0), ValueError, r"\bbatch must be an integer in \[1, 5\]"),
-    ("batch-for-ibcd", lambda P: run(P, method="ibcd", batch=2), ValueError, r"\bbatch applies to 'is-sgd', 'is-saga' and 'isaga-local' only"),
+    ("batch-for-ibcd", lambda P: run(P, method="ibcd", batch=2), ValueError, r"\bbatch applies to 'is-sgd', 'is-saga', 'is-asgd' and 'isaga-local' only"),
     ("batch-for-isega", lambda P: run(P, method="isega", batch=2), ValueError, r"\bbatch applies to"),
     # --- run: IS-ASGD needs interpolation (theory step) and eta <= 1/L
     ("asgd-theory-step-not-interpolating", lambda P: run(P, method="is-asgd"), ValueError,
