@@ -10,6 +10,7 @@ plotting is in :mod:`blockcd.plotting` and the predictions in
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -209,3 +210,25 @@ def rho_grid(problem, m: int, tau: int, eps: float, rhos: Sequence[float], *, ba
     return np.concatenate([iterations_to(problem, "is-asgd", m, [tau], eps, seeds=seeds, iters_max=iters_max,
                                          step=1.0 / (r * problem.L), batch=batch, diverged="inf")
                            for r in rhos])
+
+
+def crossing(taus: Sequence[int], ratio: Sequence[float], level: float) -> float:
+    """The tau at which measured ratios K(tau)/K(m) fall to ``level`` (> 1), read off the grid (chapter 7).
+
+    ``taus`` increasing, ending at m; ``ratio`` the measured K(tau)/K(m).  Walking down from tau = m, the
+    first grid point whose ratio reaches ``level`` and its neighbour above bracket the crossing, which
+    is interpolated linearly in m/tau (in which K(tau)/K(m) = 1 + a (m/tau - 1) is linear).  Returns
+    ``nan`` if no ratio reaches ``level``.
+    """
+    level = check_float("level", level)
+    if level <= 1:
+        raise ValueError(f"level must be > 1 (a ratio K(tau)/K(m) above 1), got {level}")
+    taus, ratio = np.asarray(taus, dtype=float), np.asarray(ratio, dtype=float)
+    if taus.ndim != 1 or taus.shape != ratio.shape or taus.size < 2:
+        raise ValueError(f"taus and ratio must be 1-d of the same length >= 2, got {taus.shape} and {ratio.shape}")
+    x = taus[-1] / taus
+    for j in range(taus.size - 1, 0, -1):
+        if ratio[j - 1] >= level:
+            x0, x1, r0, r1 = x[j], x[j - 1], ratio[j], ratio[j - 1]
+            return float(taus[-1] / (x0 + (level - r0) / (r1 - r0) * (x1 - x0)))
+    return math.nan
