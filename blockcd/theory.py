@@ -255,7 +255,8 @@ def expected_smoothness(problem, method: str, m: int, tau: int, *, batch: int | 
 
     With ``sampling='shared'`` (one block choice for all workers) the key lemma
     gives variance omega ||gbar||^2 instead of (omega/n) mean ||g_i||^2, so
-    ibcd: (m/tau) L;  is-sgd: (m/tau)(L + L_loc/n);  is-asgd: rho = m/tau;
+    ibcd: (m/tau) L;  is-sgd: (m/tau)(L + L_loc/n);  is-asgd: rho = m/tau, with ``batch``
+    (m/tau)(1 + rho-bar rho0/n) (E||C(gbar)||^2 = (m/tau) E||gbar||^2, then Lemma 1's bounds);
     isega and is-saga: the independent constants with omega/n replaced by
     omega (the same proofs with the shared bound; conservative).
     """
@@ -285,7 +286,7 @@ def expected_smoothness(problem, method: str, m: int, tau: int, *, batch: int | 
             return L + ISEGA_C * w * problem.L_max
         if method == "is-saga":
             return L + ISSAGA_C * (m / tau) * _local_L(problem, batch)
-        return (m / tau) * L
+        return (m / tau) * rho(problem, m, m, batch=batch) * L   # is-asgd: 1 without batch
     if method in ("ibcd", "ibgd"):
         return L + w * problem.L_max / n
     if method == "is-sgd":

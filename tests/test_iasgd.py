@@ -85,6 +85,14 @@ def test_rho_bar_is_attained_per_worker(small):
         assert c * (e @ V[i] @ e) / np.sum((H[i] @ e) ** 2) == pytest.approx(rb[i], rel=1e-9)
 
 
+def test_shared_sampling_with_minibatches(P):
+    """One mask for all workers: E||C(gbar)||^2 = (m/tau) E||gbar||^2, so rho = (m/tau)(1 + rho-bar rho0/n)."""
+    rb, _ = theory.minibatch_growth(P, 5)
+    got = theory.expected_smoothness(P, "is-asgd", M, 4, batch=5, sampling="shared")
+    assert got == pytest.approx((M / 4) * (1 + rb * P.rho0 / P.n) * P.L, rel=1e-14)
+    assert theory.expected_smoothness(P, "is-asgd", M, 4, sampling="shared") == (M / 4) * P.L
+
+
 def test_exact_constant_is_below_lemma_1_and_equal_without_batch(P):
     for tau in (1, 5, M):
         assert theory.strong_growth_exact(P, M, tau) == pytest.approx(theory.rho(P, M, tau), rel=1e-10)

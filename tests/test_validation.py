@@ -62,8 +62,8 @@ CASES = [
      r"^send_indices does not apply to 'ibgd'"),
     # --- run: shared-data ISAGA needs every worker to read all N functions, n <= N of them, and no R
     ("isaga-shared-not-shared", lambda P: run(P, method="isaga-shared"), ValueError,
-     r"^'isaga-shared' needs shared data: every worker reads all N functions; build the problem with "
-     r"split='identical' \(alias 'shared'\), got split = 'iid'"),
+     (r"^'isaga-shared' needs shared data: every worker reads all N functions; build the problem with "
+      r"split='identical' \(alias 'shared'\), got split = 'iid'")),
     ("isaga-shared-n-above-N", lambda P: run(P, problem=problems.ridge(A0[:5], B0[:5], n_workers=8, split="shared"),
                                              method="isaga-shared"), ValueError,
      r"^'isaga-shared' draws n distinct functions of the N per round: n = 8 workers need n <= N = 5"),
