@@ -10,6 +10,7 @@ plotting is in :mod:`blockcd.plotting` and the predictions in
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -162,3 +163,72 @@ def variance_mc(G, m: int, tau: int, *, sampling: str = "independent", trials: i
         agg = np.einsum("tnd,nd->td", np.broadcast_to(coord, (t, n, d)), G) * (blocks.m / tau) / n
         vals[s : s + t] = np.sum((agg - gbar) ** 2, axis=1)
     return float(vals.mean()), float(vals.std(ddof=1) / np.sqrt(trials))
+
+
+def growth_mc(problem, x, m: int, tau: int, *, batch: int | None = None, draws: int = 2000,
+              seed: int = 0) -> tuple[float, float]:
+    r"""Monte-Carlo estimate of IS-ASGD's E||q(x)||^2 and its standard error (chapter 7, Lemma 1).
+
+    q(x) = (m/(tau n)) sum_i P_{S_i} g_i(x) is the master's estimate, drawn ``draws`` times by the
+    rule of :mod:`blockcd.rules` itself, with the block choices and minibatches of
+    iterations k = 0, ..., draws - 1 of a run with this ``seed`` (so the draws are independent);
+    g_i is worker i's full local gradient (``batch=None``) or its b-minibatch gradient.  Compare
+    with rho ||grad f(x)||^2 (:func:`blockcd.theory.rho`, :func:`blockcd.theory.strong_growth_exact`).
+    """
+    from .methods import Sent, setup
+
+    s = setup(problem, "is-asgd", m=m, tau=tau, iters=1, seed=seed, batch=batch, theory_step=False)
+    draws = check_int("draws", draws, 2)
+    x = np.asarray(x, dtype=np.float64)
+    if x.shape != (problem.d,):
+        raise ValueError(f"x must have shape (d,) = ({problem.d},), got {x.shape}")
+    rule, o, blocks = s.method.rule, problem.workers(), s.blocks
+    sampler, batches = s.sampler(), s.minibatches()
+    scale = (s.m / s.tau) / problem.n
+    vals = np.empty(draws)
+    for k in range(draws):
+        mask = None if s.tau == s.m else sampler.masks(k)
+        idx = None if batches is None else batches.draw(k)
+        total, _ = rule.send(o, None, x, idx, Sent(blocks, mask, False, want_f=False))
+        q = total * scale
+        vals[k] = q @ q
+    return float(vals.mean()), float(vals.std(ddof=1) / np.sqrt(draws))
+
+
+def rho_grid(problem, m: int, tau: int, eps: float, rhos: Sequence[float], *, batch: int | None = None,
+             seeds: Sequence[int] = (0,), iters_max: int = 100_000) -> np.ndarray:
+    """IS-ASGD's iterations to eps for each strong growth parameter rho of a grid (the paper's Figs. 7-8).
+
+    Each rho >= 1 sets the step eta = 1/(rho L) and with it the other parameters
+    (:func:`blockcd.theory.asgd_parameters`), as the paper's grid search does.  Returns an array of
+    shape (len(rhos), len(seeds)): ``inf`` where the run diverged, ``nan`` where it did not reach eps
+    within ``iters_max``.
+    """
+    rhos = [check_float("rho", r, positive=True) for r in rhos]
+    if any(r < 1 for r in rhos):
+        raise ValueError(f"every rho of the grid must be >= 1 (the step eta = 1/(rho L) <= 1/L), got {min(rhos)}")
+    return np.concatenate([iterations_to(problem, "is-asgd", m, [tau], eps, seeds=seeds, iters_max=iters_max,
+                                         step=1.0 / (r * problem.L), batch=batch, diverged="inf")
+                           for r in rhos])
+
+
+def crossing(taus: Sequence[int], ratio: Sequence[float], level: float) -> float:
+    """The tau at which measured ratios K(tau)/K(m) fall to ``level`` (> 1), read off the grid (chapter 7).
+
+    ``taus`` increasing, ending at m; ``ratio`` the measured K(tau)/K(m).  Walking down from tau = m, the
+    first grid point whose ratio reaches ``level`` and its neighbour above bracket the crossing, which
+    is interpolated linearly in m/tau (in which K(tau)/K(m) = 1 + a (m/tau - 1) is linear).  Returns
+    ``nan`` if no ratio reaches ``level``.
+    """
+    level = check_float("level", level)
+    if level <= 1:
+        raise ValueError(f"level must be > 1 (a ratio K(tau)/K(m) above 1), got {level}")
+    taus, ratio = np.asarray(taus, dtype=float), np.asarray(ratio, dtype=float)
+    if taus.ndim != 1 or taus.shape != ratio.shape or taus.size < 2:
+        raise ValueError(f"taus and ratio must be 1-d of the same length >= 2, got {taus.shape} and {ratio.shape}")
+    x = taus[-1] / taus
+    for j in range(taus.size - 1, 0, -1):
+        if ratio[j - 1] >= level:
+            x0, x1, r0, r1 = x[j], x[j - 1], ratio[j], ratio[j - 1]
+            return float(taus[-1] / (x0 + (level - r0) / (r1 - r0) * (x1 - x0)))
+    return math.nan

@@ -82,13 +82,16 @@ class Setup:
         return BlockSampler(self.problem.n, self.m, self.tau, self.seed, self.sampling)
 
     def minibatches(self) -> Minibatches | SharedRows | None:
-        """A fresh minibatch stream for the stochastic methods; ``None`` for the others.
+        """A fresh minibatch stream for the stochastic methods; ``None`` for the others (and for IS-ASGD
+        without ``batch``: full local gradients).
 
         For shared-data ISAGA: n distinct functions of the N per round (:class:`blockcd.blocks.SharedRows`).
         """
         if self.method.shared_data:
             return SharedRows(self.problem.N, self.problem.n, self.seed)
-        return Minibatches(self.problem.sizes, self.batch, self.seed) if self.method.minibatch else None
+        if self.method.minibatch and self.batch is not None:
+            return Minibatches(self.problem.sizes, self.batch, self.seed)
+        return None
 
     def recorder(self) -> Recorder:
         """A recorder of this run's history (suboptimality, gradient norm, blocks sent)."""
@@ -141,7 +144,10 @@ def setup(problem, method, *, m, tau, step=None, iters, seed=0, sampling="indepe
         raise ValueError(f"send_indices does not apply to {spec.name!r}: a worker sends all m blocks or "
                          "nothing, so there are no block indices to send")
     if spec.minibatch:
-        batch = 1 if batch is None else check_int("batch", batch, 1, int(problem.sizes.min()))
+        if batch is not None:
+            batch = check_int("batch", batch, 1, int(problem.sizes.min()))
+        elif not spec.full_batch:
+            batch = 1
     elif batch is not None:
         takes = _listed(e.name for e in registry.REGISTRY.values() if e.minibatch)
         raise ValueError(f"batch applies to {takes} only, not to {spec.name!r}")
@@ -240,7 +246,8 @@ def run(
     r"""Run one method of the book on ``problem`` and record its history.
 
     Each iteration, worker i forms a local estimate (its full gradient for
-    IBCD/ISEGA/IS-ASGD, a b-minibatch gradient for IS-SGD, a SAGA estimate for
+    IBCD/ISEGA/IS-ASGD, a b-minibatch gradient for IS-SGD and for IS-ASGD with
+    ``batch``, a SAGA estimate for
     IS-SAGA) and sends tau of the m blocks, rescaled by m/tau; the master
     averages and steps.  IBGD's workers send their whole gradient with
     probability q = tau/m, independently, rescaled by 1/q, or nothing;
@@ -281,8 +288,10 @@ def run(
         k is a function of (seed, i, k) alone.
     sampling : {'independent', 'shared'}
         ('independent' only for IBGD, isaga-local and isaga-shared)
-    batch : int or None
-        Minibatch size for IS-SGD, IS-SAGA and isaga-local (default 1).
+    batch : int or None, 1 <= batch <= min_i l_i
+        Minibatch size for IS-SGD, IS-SAGA and isaga-local (default 1), and for IS-ASGD
+        (default None: each worker's full local gradient; b rows drawn without replacement
+        give the stochastic local gradients of the paper's Algorithm 7, chapter 7).
     x0 : array (d,) or None (zeros)
     send_indices : bool
         Count tau * ceil(log2 m) index bits per worker per iteration, as when

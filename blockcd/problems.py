@@ -595,6 +595,84 @@ class Problem:
         top = sla.eigh(M, H @ H, eigvals_only=True, subset_by_index=[self.d - 1, self.d - 1])
         return max(float(top[0]), 1.0)
 
+    #: numbers the per-worker d x d matrices of :attr:`local_moments` may hold (8 bytes each: 512 MiB)
+    MAX_MOMENTS = 1 << 26
+
+    @cached_property
+    def local_moments(self) -> tuple[np.ndarray, np.ndarray]:
+        r"""Each worker's Hessian and row covariance for least squares, two arrays of shape (n, d, d).
+
+        :math:`H_i = \frac{1}{l_i} A_i^\top A_i + \lambda I`, the Hessian of f_i, and
+        :math:`V_i = \frac{1}{l_i}\sum_{j} \lVert a_j\rVert^2 a_j a_j^\top - (H_i - \lambda I)^2`,
+        the covariance of the rows' Hessians a_j a_j^T acting on a vector: with every row's residual
+        zero at x* (b = A x* row by row), grad f_ij(x) = (a_j a_j^T + lam I)(x - x*) and the
+        population variance of the l_i row gradients at x is (x - x*)^T V_i (x - x*).
+        Raises ``ValueError`` for logistic regression or when 2 n d^2 exceeds :attr:`MAX_MOMENTS`.
+        """
+        if self.loss != "ridge":
+            raise ValueError("local_moments are those of least squares (loss='ridge'); got loss = "
+                             f"{self.loss!r}")
+        if 2 * self.n * self.d * self.d > self.MAX_MOMENTS:
+            raise ValueError(f"local_moments hold 2 n d^2 = {2 * self.n * self.d * self.d} numbers, more than "
+                             f"{self.MAX_MOMENTS}")
+        H = np.empty((self.n, self.d, self.d))
+        V = np.empty((self.n, self.d, self.d))
+        for i in range(self.n):  # constants computed once
+            if i and self._layout == "shared":
+                H[i], V[i] = H[0], V[0]
+                continue
+            Ai = self._A2[self._row_base[i] : self._row_base[i] + self.sizes[i]]
+            Ai = Ai.toarray() if sp.issparse(Ai) else np.asarray(Ai)
+            D = Ai.T @ Ai / self.sizes[i]
+            H[i] = D + self.lam * np.eye(self.d)
+            V[i] = (Ai * np.einsum("jk,jk->j", Ai, Ai)[:, None]).T @ Ai / self.sizes[i] - D @ D
+        return H, V
+
+    @property
+    def rows_interpolate(self) -> bool:
+        """True when every row's gradient is the same at x* (so a minibatch gradient has no variance there):
+        the rows' own variance at x*, (1/n) sum_i (1/l_i) sum_j ||grad f_ij(x*) - grad f_i(x*)||^2, is 0
+        relative to L^2 ||x*||^2, and the problem interpolates (:attr:`interpolating`)."""
+        if not self.interpolating:
+            return False
+        scale = self.L**2 * max(float(self.x_star @ self.x_star), 1e-300)
+        return self.minibatch_variance_star(1) - self.sigma_star2 <= 1e-18 * scale
+
+    def minibatch_growth(self, batch: int) -> np.ndarray:
+        r"""Each worker's local variance constant of a b-minibatch gradient, rho-bar_i, shape (n,).
+
+        The smallest :math:`\bar\rho_i` with
+        :math:`\operatorname{Var}[g_i(x)] \le \bar\rho_i \lVert\nabla f_i(x)\rVert^2` for every x
+        (the paper's bound (13) with :math:`\bar\sigma^2 = 0`), g_i the mean gradient of b of
+        worker i's l_i rows drawn without replacement.  With :attr:`local_moments`,
+        :math:`\operatorname{Var}[g_i(x)] = c_i\, e^\top V_i e` with e = x - x* and
+        :math:`c_i = \frac{l_i - b}{b(l_i - 1)}`, while :math:`\lVert\nabla f_i(x)\rVert^2 = e^\top H_i^2 e`,
+        so :math:`\bar\rho_i = c_i\,\lambda_{\max}(V_i, H_i^2)` (the largest generalised eigenvalue, on
+        the range of H_i, outside which both vanish).  0 at b = l_i (the full local gradient).
+
+        ``inf`` where no finite constant with :math:`\bar\sigma^2 = 0` exists: logistic regression, or
+        least squares whose rows do not all interpolate (:attr:`rows_interpolate`); there the bound
+        needs :math:`\bar\sigma^2 > 0`, which the library does not compute.  Chapter 7.
+        """
+        batch = check_int("batch", batch, 1, int(self.sizes.min()))
+        if self.loss != "ridge" or not self.rows_interpolate:
+            return np.full(self.n, math.inf)
+        H, V = self.local_moments
+        l = self.sizes.astype(float)
+        c = np.where(l > 1, (l - batch) / (batch * np.maximum(l - 1, 1)), 0.0)
+        out = np.zeros(self.n)
+        for i in range(self.n):  # n small eigenproblems, computed on demand
+            if c[i] == 0:
+                continue
+            if i and self._layout == "shared":
+                out[i] = out[0]
+                continue
+            w, U = np.linalg.eigh(H[i])
+            keep = w > 1e-12 * w[-1]
+            B = U[:, keep] / w[keep]                 # B^T H_i^2 B = I on the range of H_i
+            out[i] = c[i] * max(float(np.linalg.eigvalsh(B.T @ V[i] @ B)[-1]), 0.0)
+        return out
+
     def summary(self) -> dict:
         """The constants of the theory in one dict (computes them if needed).
 

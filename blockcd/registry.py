@@ -25,7 +25,9 @@ class Method:
     rule : its :class:`blockcd.rules.Rule`
     aliases : other names accepted (the dense parent, run with tau = m)
     samplings : block samplings its theory covers
-    minibatch : whether workers use b-minibatches of their rows (``batch=``)
+    minibatch : whether workers may use b-minibatches of their rows (``batch=``)
+    full_batch : whether ``batch=None`` means each worker's full local gradient (IS-ASGD) rather than
+        b = 1 (the stochastic methods, whose estimate is a minibatch by definition)
     shifts : whether workers keep a shift h_i (converges on heterogeneous data)
     prox : whether the master takes a prox step, so the problem may carry a regulariser R
         (``problems.ridge(..., reg=R)``); the others reject such a problem
@@ -50,6 +52,7 @@ class Method:
     aliases: tuple[str, ...] = ()
     samplings: tuple[str, ...] = ("independent", "shared")
     minibatch: bool = False
+    full_batch: bool = False
     shifts: bool = False
     prox: bool = False
     bernoulli: bool = False
@@ -68,7 +71,8 @@ _ENTRIES = (
     Method("isega", "ISEGA", rules.ISEGA(), shifts=True, prox=True, chapter="06_heterogeneous"),
     Method("is-saga", "IS-SAGA", rules.ISSAGA(), aliases=("saga",), minibatch=True, shifts=True,
            chapter="06_heterogeneous"),
-    Method("is-asgd", "IS-ASGD", rules.ISASGD(), aliases=("asgd",), schedules=False, chapter="07_is_asgd"),
+    Method("is-asgd", "IS-ASGD", rules.ISASGD(), aliases=("asgd",), minibatch=True, full_batch=True,
+           schedules=False, chapter="07_is_asgd"),
     Method("ibgd", "IBGD", rules.IBGD(), samplings=("independent",), bernoulli=True, chapter="04_ibcd"),
     Method("isaga-local", "distributed ISAGA", rules.ISAGALocal(), samplings=("independent",), minibatch=True,
            chapter="06_heterogeneous"),

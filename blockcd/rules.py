@@ -54,7 +54,7 @@ class Received:
     idx : (n, b) array of the rows the workers sampled this round (None for a method without samples)
     """
 
-    __slots__ = ("values", "mask", "idx")
+    __slots__ = ("idx", "mask", "values")
 
     def __init__(self, values: np.ndarray, mask: np.ndarray | None, idx=None):
         self.values, self.mask, self.idx = values, mask, idx
@@ -355,7 +355,9 @@ class ISASGD(Rule):
     """IS-ASGD (chapter 7): accelerated SGD under strong growth (Vaswani, Bach and Schmidt 2019).
 
     y = alpha v + (1 - alpha) w is broadcast; with g the IBCD aggregate at y,
-    w+ = y - eta g and v+ = beta v + (1 - beta) y - gamma eta g.
+    w+ = y - eta g and v+ = beta v + (1 - beta) y - gamma eta g.  Worker i
+    sends its full local gradient at y, or with ``batch=b`` (rows ``idx``) its
+    b-minibatch gradient: the stochastic local gradients of the paper's Algorithm 7.
     """
 
     name = "is-asgd"
@@ -374,7 +376,7 @@ class ISASGD(Rule):
         return s.w
 
     def send(self, o, w, y, idx, sel):
-        G, _ = sel.grads(o, y, with_f=False)
+        G = sel.grads(o, y, with_f=False)[0] if idx is None else sel.minibatch_grads(o, y, idx)
         return sel.send(G), None
 
     def step(self, s, total, scale, step, n):

@@ -14,13 +14,14 @@ ibgd       L + omega L_max / n                          1 / (2 L(tau))
 is-sgd     L + (m/tau) L_loc(b) / n                     1 / (2 L(tau))
 isega      L + 6 omega L_max / n                        1 / L(tau)
 is-saga    L + (6 + 36 omega) L_loc(b) / n              1 / L(tau)
-is-asgd    rho(tau) L,  rho = 1 + omega rho0 / n        eta = 1 / L(tau)
+is-asgd    rho(tau) L,  rho = 1 + (omega + (m/tau) rho_b) rho0 / n   eta = 1 / L(tau)
 isaga-l.   L_s (1 + 4 m / (tau n))                       1 / L(tau)
 isaga-s.   L_s (1 + 4 m / (tau n))                       1 / L(tau)
 =========  ==========================================  ===================
 
 with omega = m/tau - 1 and L_loc(b) the largest local expected smoothness of a
-b-minibatch (L_s at b = 1).  IBGD (each worker sends its whole gradient with
+b-minibatch (L_s at b = 1); for IS-ASGD rho_b is the local variance constant of
+its b-minibatch gradients (0 without ``batch``, :func:`minibatch_growth`).  IBGD (each worker sends its whole gradient with
 probability q = tau/m, rescaled by 1/q) has IBCD's constants: its sparsifier
 (1/q) b_i g_i has the same variance omega ||g_i||^2 with omega = 1/q - 1, so
 the key lemma and IBCD's proof hold word for word.
@@ -125,18 +126,136 @@ def _local_L(problem, batch) -> float:
     return float(problem.local_smoothness(b).max())
 
 
-def rho(problem, m: int, tau: int) -> float:
-    """Strong growth constant of the IBCD estimator, rho(tau) = 1 + omega rho0 / n (chapter 7)."""
-    m, tau = _m_tau(problem, m, tau)
-    if tau == m:  # omega = 0: the exact gradient, strong growth with rho = 1 on any problem
-        return 1.0
+def _rho0(problem) -> float:
     r0 = problem.rho0
     if not math.isfinite(r0):
         raise ValueError(
             "IS-ASGD's theory needs interpolation (grad f_i(x*) = 0 for all i); this problem has "
             f"sigma*^2 = {problem.sigma_star2:.3g} > 0, so rho0 is infinite"
         )
-    return 1.0 + omega(m, tau) * r0 / problem.n
+    return r0
+
+
+def _batch(problem, batch) -> int | None:
+    return None if batch is None else check_int("batch", batch, 1, int(problem.sizes.min()))
+
+
+def minibatch_growth(problem, batch: int | None) -> tuple[float, float]:
+    r"""The local variance constants (rho-bar, sigma-bar^2) of b-minibatch gradients (chapter 7).
+
+    The paper's bound (13) for every worker and every x,
+
+    .. math:: \operatorname{Var}[g_i(x)] \le \bar\rho\,\lVert\nabla f_i(x)\rVert^2 + \bar\sigma^2 ,
+
+    g_i the mean gradient of b of worker i's rows drawn without replacement.  The library
+    computes the pair with :math:`\bar\sigma^2 = 0`: :math:`\bar\rho = \max_i \bar\rho_i`, the smallest
+    constant, from :meth:`blockcd.problems.Problem.minibatch_growth` (exact for least squares whose
+    every row interpolates, b = A x* row by row).  ``batch=None`` (full local gradients) gives (0, 0).
+    This sigma-bar^2 is the additive constant of (13), not chapter 5's (1/n) sum_i E||g_i(x*)||^2
+    (:func:`local_variance_star`); both are 0 here.
+
+    Raises ``ValueError`` where no finite rho-bar with sigma-bar^2 = 0 exists: logistic regression,
+    or least squares whose rows do not all interpolate (the bound would need sigma-bar^2 > 0 at
+    every x, and Corollary 7 assumes sigma-bar^2 = 0).
+    """
+    batch = _batch(problem, batch)
+    if batch is None:
+        return 0.0, 0.0
+    rb = float(np.max(problem.minibatch_growth(batch)))
+    if not math.isfinite(rb):
+        why = (f"loss = {problem.loss!r}: the rows' gradients differ at x*" if problem.loss != "ridge" else
+               "the rows' gradients differ at x* (not every row interpolates)")
+        raise ValueError(f"IS-ASGD with batch = {batch} needs minibatch gradients without variance at x* "
+                         f"(sigma-bar^2 = 0, every row interpolating); {why}, so no finite rho-bar exists; "
+                         "use batch=None (full local gradients) or an interpolating least-squares problem")
+    return rb, 0.0
+
+
+def rho(problem, m: int, tau: int, *, batch: int | None = None) -> float:
+    r"""Strong growth constant of the IS-ASGD estimator, Lemma 1 in the book's units (chapter 7).
+
+    .. math:: \rho(\tau) = 1 + \Big(\omega + \frac{m}{\tau}\,\bar\rho\Big)\frac{\rho_0}{n},
+              \qquad \omega = \frac{m}{\tau} - 1,
+
+    with rho0 the workers' strong growth constant (the paper's rho-tilde, ``problem.rho0``) and
+    rho-bar the local variance constant of :func:`minibatch_growth` (0 for ``batch=None``, full
+    local gradients: then rho(tau) = 1 + omega rho0 / n).  In the paper's fraction q = tau/m it
+    reads 1 + rho0 ((1 + rho-bar)/q - 1)/n.
+    """
+    m, tau = _m_tau(problem, m, tau)
+    batch = _batch(problem, batch)
+    if batch is None:
+        if tau == m:  # omega = 0: the exact gradient, strong growth with rho = 1 on any problem
+            return 1.0
+        return 1.0 + omega(m, tau) * _rho0(problem) / problem.n
+    rb, _ = minibatch_growth(problem, batch)
+    return 1.0 + (omega(m, tau) + (m / tau) * rb) * _rho0(problem) / problem.n
+
+
+def strong_growth_exact(problem, m: int, tau: int, *, batch: int | None = None,
+                        with_direction: bool = False) -> float | tuple[float, np.ndarray]:
+    r"""The smallest strong growth constant of the IS-ASGD estimator on least squares (chapter 7).
+
+    The key lemma and the variance of a minibatch give, with e = x - x*,
+    :math:`\mathbb{E}\lVert q\rVert^2 = \lVert\nabla f\rVert^2 + \frac{1}{n^2}\sum_i\big(\omega\lVert\nabla f_i\rVert^2
+    + \frac{m}{\tau}\operatorname{Var}[g_i]\big) = e^\top\big(H^2 + \frac{1}{n^2}\sum_i(\omega H_i^2
+    + \frac{m}{\tau} c_i V_i)\big)e`, so the smallest constant is one plus the largest generalised
+    eigenvalue of :math:`(\frac{1}{n^2}\sum_i(\omega H_i^2 + \frac{m}{\tau}c_iV_i),\ H^2)`
+    (:attr:`blockcd.problems.Problem.local_moments`, :math:`c_i = \frac{l_i - b}{b(l_i - 1)}`, 0 for
+    ``batch=None``).  At most :func:`rho`, which bounds each worker's variance and the workers'
+    spread separately.  Needs an interpolating least-squares problem (every row, with ``batch``).
+    With ``with_direction=True`` returns (rho, e): the constant is attained at x = x* + t e, any t.
+    """
+    m, tau = _m_tau(problem, m, tau)
+    batch = _batch(problem, batch)
+    _rho0(problem)
+    if batch is not None:
+        minibatch_growth(problem, batch)  # raises unless every row interpolates
+    H, V = problem.local_moments
+    n, w = problem.n, omega(m, tau)
+    l = problem.sizes.astype(float)
+    c = np.zeros(n) if batch is None else np.where(l > 1, (l - batch) / (batch * np.maximum(l - 1, 1)), 0.0)
+    Hbar = H.mean(axis=0)
+    S = (w * np.einsum("ijk,ikl->jl", H, H) + (m / tau) * np.einsum("i,ijk->jk", c, V)) / n**2
+    R = np.linalg.solve(Hbar, np.linalg.solve(Hbar, S).T)    # Hbar^-1 S Hbar^-1: e = Hbar^-1 u, u its top vector
+    w, U = np.linalg.eigh((R + R.T) / 2)
+    rho_ = 1.0 + max(float(w[-1]), 0.0)
+    if not with_direction:
+        return rho_
+    e = np.linalg.solve(Hbar, U[:, -1])
+    return rho_, e / np.linalg.norm(e)
+
+
+def asgd_saturation(problem, m: int, *, batch: int | None = None, excess: float = 0.1) -> float:
+    r"""The tau past which more blocks bring IS-ASGD little: K(tau)/K(m) = 1 + ``excess`` (chapter 7).
+
+    With K(tau) proportional to rho(tau) (:func:`rho`, Lemma 1; Theorem 8's rate),
+    :math:`\rho(\tau) - \rho(m) = \frac{\rho_0(1 + \bar\rho)}{n}\big(\frac{m}{\tau} - 1\big)`, so
+    :math:`\frac{K(\tau)}{K(m)} = 1 + a\big(\frac{m}{\tau} - 1\big)` with
+    :math:`a = \frac{\rho_0(1 + \bar\rho)}{n\,\rho(m)}`, and the threshold is
+    :math:`\tau = \frac{m\,a}{a + \text{excess}}` (a real number in (0, m]).  With ``excess = 1`` it is
+    the knee where the sparsification term equals rho(m); for n much larger than rho0 (1 + rho-bar)
+    that is about m rho0 (1 + rho-bar)/n, the paper's threshold (:func:`paper_saturation`) when
+    rho-bar is much larger than 1.
+    """
+    m = check_int("m", m, 1, problem.d)
+    excess = check_float("excess", excess, positive=True)
+    rb, _ = minibatch_growth(problem, batch)
+    a = _rho0(problem) * (1.0 + rb) / (problem.n * rho(problem, m, m, batch=batch))
+    return m * a / (a + excess)
+
+
+def paper_saturation(problem, m: int, *, batch: int | None) -> float:
+    r"""Corollary 7's threshold in the book's units: tau = m rho-tilde rho-bar / n (chapter 7).
+
+    The paper (Mishchenko, Hanzely and Richtarik 2019, Corollary 7 and its section I.3) says that
+    increasing its fraction of blocks beyond :math:`\tilde\rho\bar\rho/n` does not improve the
+    convergence significantly; its fraction is q = tau/m, and its rho-tilde is ``problem.rho0``.
+    Not clipped to [1, m]: a value above m says that no sparsification is free.
+    """
+    m = check_int("m", m, 1, problem.d)
+    rb, _ = minibatch_growth(problem, batch)
+    return m * _rho0(problem) * rb / problem.n
 
 
 def expected_smoothness(problem, method: str, m: int, tau: int, *, batch: int | None = None,
@@ -145,7 +264,8 @@ def expected_smoothness(problem, method: str, m: int, tau: int, *, batch: int | 
 
     With ``sampling='shared'`` (one block choice for all workers) the key lemma
     gives variance omega ||gbar||^2 instead of (omega/n) mean ||g_i||^2, so
-    ibcd: (m/tau) L;  is-sgd: (m/tau)(L + L_loc/n);  is-asgd: rho = m/tau;
+    ibcd: (m/tau) L;  is-sgd: (m/tau)(L + L_loc/n);  is-asgd: rho = m/tau, with ``batch``
+    (m/tau)(1 + rho-bar rho0/n) (E||C(gbar)||^2 = (m/tau) E||gbar||^2, then Lemma 1's bounds);
     isega and is-saga: the independent constants with omega/n replaced by
     omega (the same proofs with the shared bound; conservative).
     """
@@ -176,7 +296,7 @@ def expected_smoothness(problem, method: str, m: int, tau: int, *, batch: int | 
             return L + ISEGA_C * w * problem.L_max
         if method == "is-saga":
             return L + ISSAGA_C * (m / tau) * _local_L(problem, batch)
-        return (m / tau) * L
+        return (m / tau) * rho(problem, m, m, batch=batch) * L   # is-asgd: 1 without batch
     if method in ("ibcd", "ibgd"):
         return L + w * problem.L_max / n
     if method == "is-sgd-async":  # the paper's Theorem 9 in book units: no sharper form here
@@ -187,7 +307,7 @@ def expected_smoothness(problem, method: str, m: int, tau: int, *, batch: int | 
         return L + ISEGA_C * w * problem.L_max / n
     if method == "is-saga":
         return L + (ISSAGA_C0 + ISSAGA_C * w) * _local_L(problem, batch) / n
-    return rho(problem, m, tau) * L
+    return rho(problem, m, tau, batch=batch) * L
 
 
 def step_size(problem, method: str, m: int, tau: int, *, batch: int | None = None,

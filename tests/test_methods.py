@@ -527,8 +527,9 @@ def test_simulator_equals_the_per_worker_reference(layout, method, sampling, m, 
         with pytest.raises(ValueError, match="has no rounds to loop over"):
             reference.run(p, method, m=m, tau=tau, iters=3)
         return
-    if method == "is-asgd" and layout != "identical":
-        step = 0.5 / p.L  # no interpolation here: the theory gives no step, but the rule runs at any eta <= 1/L
+    if method == "is-asgd":
+        # no (row) interpolation here: with batch = 2 the theory gives no step, but the rule runs at any eta <= 1/L
+        step = 0.5 / p.L
     elif method == "isaga-local":  # its theory covers batch = 1; the rule runs with b = 2 at that step
         step = theory.step_size(p, method, m, tau)
     else:

@@ -116,6 +116,8 @@ EXTRA_CASES = {
     "isega-l2norm": dict(BASE, split="sorted", method="isega", m=5, tau=1, reg="l2norm:0.05", iters=30, seed=3),
     # the theory's decreasing schedule 1/(a + c k): the master steps with gamma_k, records it and f(x_hat)
     "is-sgd-decreasing": dict(BASE, method="is-sgd", m=5, tau=2, batch=2, step="decreasing", iters=30, seed=8),
+    # stochastic local gradients of IS-ASGD (the paper's Algorithm 7): each rank draws its own b rows
+    "is-asgd-batch": dict(INTERP, method="is-asgd", m=6, tau=2, batch=3, iters=25, seed=5),
 }
 
 
@@ -328,7 +330,7 @@ def test_divergence_names_the_step():
 @pytest.mark.parametrize("options, message", [
     ({"tau": 6}, "tau must be an integer in [1, 5], got 6"),
     ({"method": "newton"}, "method must be one of"),
-    ({"batch": 2}, "batch applies to 'is-sgd', 'is-saga', 'isaga-local' and 'is-sgd-async' only, not to 'isega'"),
+    ({"batch": 2}, "batch applies to 'is-sgd', 'is-saga', 'is-asgd', 'isaga-local' and 'is-sgd-async' only, not to 'isega'"),
     ({"sampling": "random"}, "sampling must be one of"),
     ({"m": 14}, "m must be an integer in [1, 13], got 14"),
     ({"cond": 0.5}, "cond must be >= 1"),

@@ -62,15 +62,15 @@ CASES = [
      r"^send_indices does not apply to 'ibgd'"),
     # --- run: shared-data ISAGA needs every worker to read all N functions, n <= N of them, and no R
     ("isaga-shared-not-shared", lambda P: run(P, method="isaga-shared"), ValueError,
-     r"^'isaga-shared' needs shared data: every worker reads all N functions; build the problem with "
-     r"split='identical' \(alias 'shared'\), got split = 'iid'"),
+     (r"^'isaga-shared' needs shared data: every worker reads all N functions; build the problem with "
+      r"split='identical' \(alias 'shared'\), got split = 'iid'")),
     ("isaga-shared-n-above-N", lambda P: run(P, problem=problems.ridge(A0[:5], B0[:5], n_workers=8, split="shared"),
                                              method="isaga-shared"), ValueError,
      r"^'isaga-shared' draws n distinct functions of the N per round: n = 8 workers need n <= N = 5"),
     ("isaga-shared-sampling-shared", lambda P: run(P, problem=P["shared"], method="isaga-shared", sampling="shared"),
      ValueError, r"^sampling must be one of \('independent',\)"),
     ("isaga-shared-batch", lambda P: run(P, problem=P["shared"], method="isaga-shared", batch=2), ValueError,
-     r"\bbatch applies to 'is-sgd', 'is-saga', 'isaga-local' and 'is-sgd-async' only, not to 'isaga-shared'"),
+     r"\bbatch applies to 'is-sgd', 'is-saga', 'is-asgd', 'isaga-local' and 'is-sgd-async' only, not to 'isaga-shared'"),
     ("isaga-shared-reg", lambda P: run(P, problem=problems.ridge(A0, B0, n_workers=4, split="shared",
                                                                  reg=regularizers.l1(0.1)), method="isaga-shared"),
      ValueError, r"^'isaga-shared' does not take a regulariser"),
@@ -96,7 +96,7 @@ CASES = [
     ("batch-above-rows", lambda P: run(P, method="is-sgd", batch=6), ValueError,
      r"\bbatch must be an integer in \[1, 5\]"),
     ("batch-zero", lambda P: run(P, method="is-saga", batch=0), ValueError, r"\bbatch must be an integer in \[1, 5\]"),
-    ("batch-for-ibcd", lambda P: run(P, method="ibcd", batch=2), ValueError, r"\bbatch applies to 'is-sgd', 'is-saga', 'isaga-local' and 'is-sgd-async' only"),
+    ("batch-for-ibcd", lambda P: run(P, method="ibcd", batch=2), ValueError, r"\bbatch applies to 'is-sgd', 'is-saga', 'is-asgd', 'isaga-local' and 'is-sgd-async' only"),
     ("batch-for-isega", lambda P: run(P, method="isega", batch=2), ValueError, r"\bbatch applies to"),
     # --- run: IS-ASGD needs interpolation (theory step) and eta <= 1/L
     ("asgd-theory-step-not-interpolating", lambda P: run(P, method="is-asgd"), ValueError,
