@@ -165,7 +165,7 @@ def test_isega_at_tau_m_is_proximal_gradient_descent(composite):
 def test_methods_whose_theory_has_no_R_reject_it_naming_those_that_accept_one(composite, method):
     p = composite["ridge-l1"]
     with pytest.raises(ValueError, match=rf"^'{method}' does not take a regulariser .* accept one \(a prox step\): "
-                                         r"'isega'$"):
+                                         r"'isega' and 'is-sgd-async'$"):
         blockcd.run(p, method, m=5, tau=1, iters=3)
     with pytest.raises(ValueError, match="does not take a regulariser"):
         reference.run(p, method, m=5, tau=1, iters=3)
