@@ -30,6 +30,7 @@ STYLE = {
     "ibgd": {"color": "#393b79", "marker": "p", "label": "IBGD"},
     "isaga-local": {"color": "#ad494a", "marker": "<", "label": "distributed ISAGA"},
     "isaga-shared": {"color": "#637939", "marker": ">", "label": "shared-data ISAGA"},
+    "is-sgd-async": {"color": "#e6550d", "marker": "d", "label": "asynchronous IS-SGD"},
     "gd": {"color": "#7f7f7f", "marker": "x", "label": "dense GD"},
     "sgd": {"color": "#8c564b", "marker": "P", "label": "minibatch SGD"},
     "saga": {"color": "#e377c2", "marker": "*", "label": "SAGA"},

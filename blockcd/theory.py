@@ -6,18 +6,19 @@ or on plain numbers.  Nothing here runs a method.
 Conventions.  ``expected_smoothness(problem, method, m, tau)`` is the constant
 :math:`\\mathcal{L}(\\tau)` that sets the method's theoretical step:
 
-=========  ==========================================  ===================
-method     :math:`\\mathcal{L}(\\tau)`                     step
-=========  ==========================================  ===================
-ibcd       L + omega L_max / n                          1 / (2 L(tau))
-ibgd       L + omega L_max / n                          1 / (2 L(tau))
-is-sgd     L + (m/tau) L_loc(b) / n                     1 / (2 L(tau))
-isega      L + 6 omega L_max / n                        1 / L(tau)
-is-saga    L + (6 + 36 omega) L_loc(b) / n              1 / L(tau)
-is-asgd    rho(tau) L,  rho = 1 + (omega + (m/tau) rho_b) rho0 / n   eta = 1 / L(tau)
-isaga-l.   L_s (1 + 4 m / (tau n))                       1 / L(tau)
-isaga-s.   L_s (1 + 4 m / (tau n))                       1 / L(tau)
-=========  ==========================================  ===================
+============  ==========================================================  ==================
+method        :math:`\\mathcal{L}(\\tau)`                                   step
+============  ==========================================================  ==================
+ibcd          L + omega L_max / n                                         1 / (2 L(tau))
+ibgd          L + omega L_max / n                                         1 / (2 L(tau))
+is-sgd        L + (m/tau) L_loc(b) / n                                    1 / (2 L(tau))
+isega         L + 6 omega L_max / n                                       1 / L(tau)
+is-saga       L + (6 + 36 omega) L_loc(b) / n                             1 / L(tau)
+is-asgd       rho(tau) L,  rho = 1 + (omega + (m/tau) rho_b) rho0 / n     eta = 1 / L(tau)
+isaga-l.      L_s (1 + 4 m / (tau n))                                     1 / L(tau)
+isaga-s.      L_s (1 + 4 m / (tau n))                                     1 / L(tau)
+is-sgd-async  L_max (1 + 2 m / (tau n)), the paper's Theorem 9            1 / (2 L(tau))
+============  ==========================================================  ==================
 
 with omega = m/tau - 1 and L_loc(b) the largest local expected smoothness of a
 b-minibatch (L_s at b = 1); for IS-ASGD rho_b is the local variance constant of

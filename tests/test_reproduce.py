@@ -107,6 +107,27 @@ def test_decreasing_step_rows(quick):
     assert int(lead["n"]) == 20 and int(lead["tau"]) == 1 and int(lead["m"]) == 20
 
 
+def test_paper_part2_rows(quick):
+    """Experiment 8: the rows name their theorems, the non-convex bound is Corollary 6's, the knee is the
+    theory's, and the delay model's bound M is the one the asynchronous runs were checked against."""
+    from blockcd.asynchronous import Speeds
+
+    out, _ = quick
+    rows = read_csv(out / "paper_part2.csv")
+    assert [r["prediction"] for r in rows] == [
+        "Corollary 6 bound", "K at the predicted knee = 2 K(m)",
+        "delays within the model's M", "Theorem 9 form: contraction per epoch",
+        "delays within the model's M", "Theorem 9 form: contraction per epoch"]
+    nc = rows[0]
+    assert float(nc["grad2"]) + 3 * float(nc["grad2_se"]) < float(nc["bound"])
+    pb = problems.synthetic(100, 100, 20, interpolating=True, cond=10, seed=2, split="iid")
+    assert float(rows[1]["knee_predicted"]) == pytest.approx(theory.asgd_saturation(pb, 20, batch=25, excess=1.0), rel=1e-5)
+    for r, speed in ((rows[2], 1.0), (rows[4], 0.25)):
+        assert int(r["M"]) == Speeds((1, 1, 1, speed), seed=0).max_delay(4)
+        assert 3 <= int(r["max_delay"]) <= int(r["M"])      # all n = 4 workers busy: at least n - 1
+    assert int(rows[4]["M"]) > int(rows[2]["M"])             # a slower straggler, a larger bound
+
+
 def test_same_seed_same_tables(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
     for d in (a, b):

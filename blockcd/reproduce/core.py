@@ -421,4 +421,5 @@ _PLANS = {
                                      + len(c.tuned_methods) * 2 * S * (1 + len(_SCALES))),
     "paper_methods": lambda c, S: 8 * S + 1,
     "decreasing_step": lambda c, S: 4 * c.decreasing[1],
+    "paper_part2": lambda c, S: S + (20 if c.name == "full" else 7) * S + 2 * S,
 }
