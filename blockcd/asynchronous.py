@@ -26,7 +26,7 @@ import numpy as np
 from ._validate import check_float, check_int, check_seed
 from .history import BYTES_PER_NUMBER, History
 
-__all__ = ["Speeds", "arrival_delays", "check_record", "simulate"]
+__all__ = ["Speeds", "arrival_delays", "check_record", "epoch_rate", "simulate"]
 
 
 @dataclass(frozen=True)
