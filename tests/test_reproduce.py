@@ -115,7 +115,7 @@ def test_paper_part2_rows(quick):
     out, _ = quick
     rows = read_csv(out / "paper_part2.csv")
     assert [r["prediction"] for r in rows] == [
-        "Corollary 6 bound", "K at the predicted knee = 2 K(m)",
+        "Corollary 6 bound", "bound ratio at the knee",
         "delays within the model's M", "Theorem 9 form: contraction per epoch",
         "delays within the model's M", "Theorem 9 form: contraction per epoch"]
     nc = rows[0]

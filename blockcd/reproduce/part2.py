@@ -50,9 +50,12 @@ def paper_part2(config="quick", *, seed: int = 0, progress=None, tolerance: floa
     standard errors under it).
 
     (b) **IASGD with b-minibatches** on interpolating least squares (n = 100 workers of 100 rows,
-    d = m = 20, b = 25): the tau at which the measured K(tau)/K(m) falls to 2 (the knee,
-    :func:`blockcd.experiments.crossing`) against :func:`blockcd.theory.asgd_saturation`
-    (excess 1), check ``within`` ``tolerance``.
+    d = m = 20, b = 25): at the grid tau nearest the knee of :func:`blockcd.theory.asgd_saturation`
+    (excess 1: rho(tau) = 2 rho(m)), the measured K(tau)/K(m) against the ratio of Theorem 8's
+    iteration bounds (:func:`blockcd.theory.predicted_iterations`; with rho sqrt(kappa) near 3 the
+    log(1 - 1/(rho sqrt(kappa))) of the rate differs from its first-order form by some 15%), check
+    ``within`` ``tolerance``.  The knee itself, predicted and read off the measured curve
+    (:func:`blockcd.experiments.crossing`), and Corollary 7's threshold are recorded.
 
     (c) **Asynchronous ISGD** on interpolating least squares (n = 4, d = m = 20, tau = 5, b = 4) in the
     delay model :class:`blockcd.asynchronous.Speeds`, three workers of speed 1 and a straggler of speed
@@ -93,21 +96,19 @@ def paper_part2(config="quick", *, seed: int = 0, progress=None, tolerance: floa
     K = iterations_to(pb, "is-asgd", 20, taus, eps, seeds=R.seeds, batch=b)
     R.tick(len(taus) * S)
     ratio = K.mean(axis=1) / K.mean(axis=1)[-1]
-    predicted = theory.asgd_saturation(pb, 20, batch=b, excess=1.0)   # the knee: K(tau) = 2 K(m)
-
-    def at_knee(r):  # the measured ratio at the predicted knee, linear in m/tau between grid points
-        u = 20.0 / np.asarray(taus, dtype=float)
-        return float(np.interp(20.0 / predicted, u[::-1], np.asarray(r)[::-1]))
-
-    measured = at_knee(ratio)
-    per_seed = np.array([at_knee(K[:, j] / K[-1, j]) for j in range(S)])
-    rows.append(_row("synthetic, interpolating", "is-asgd", pb.n, 20, max(1, round(predicted)), per_seed / 2.0,
-                     measured / 2.0, 1.0, "K at the predicted knee = 2 K(m)", "within",
-                     abs(measured / 2.0 - 1) <= R.tolerance, tolerance=R.tolerance, eps=eps, batch=b,
-                     knee_predicted=predicted, knee_measured=crossing(taus, ratio, 2.0),
+    knee = theory.asgd_saturation(pb, 20, batch=b, excess=1.0)        # rho(tau) = 2 rho(m)
+    tk = min(taus, key=lambda t: abs(t - knee))                      # the grid point nearest it
+    j = taus.index(tk)
+    bound_ratio = (theory.predicted_iterations(pb, "is-asgd", 20, tk, eps, batch=b)
+                   / theory.predicted_iterations(pb, "is-asgd", 20, 20, eps, batch=b))
+    measured = float(ratio[j])
+    rows.append(_row("synthetic, interpolating", "is-asgd", pb.n, 20, tk, K[j] / K[-1].mean(), measured,
+                     bound_ratio, "bound ratio at the knee", "within",
+                     abs(measured / bound_ratio - 1) <= R.tolerance, tolerance=R.tolerance, eps=eps, batch=b,
+                     knee_predicted=knee, knee_measured=crossing(taus, ratio, 2.0),
                      paper_threshold=theory.paper_saturation(pb, 20, batch=b)))
-    panels["iasgd"] = (taus, ratio, np.array([theory.rho(pb, 20, t, batch=b) for t in taus])
-                       / theory.rho(pb, 20, 20, batch=b), predicted)
+    K_th = np.array([theory.predicted_iterations(pb, "is-asgd", 20, t, eps, batch=b) for t in taus])
+    panels["iasgd"] = (taus, ratio, K_th / K_th[-1], knee)
 
     # (c) asynchronous ISGD ----------------------------------------------------
     pa = problems.synthetic(N_AS, 20, 20, interpolating=True, cond=5, seed=R.seed + 3)
@@ -151,7 +152,7 @@ def paper_part2(config="quick", *, seed: int = 0, progress=None, tolerance: floa
     taus_b, ratio_b, pred_b, knee_b = panels["iasgd"]
     st = plotting.style("is-asgd")
     ax.plot(taus_b, ratio_b, "o", ms=7, color=st.get("color", "k"), label="measured $K(\\tau)/K(m)$")
-    ax.plot(taus_b, pred_b, "k--", lw=1.5, label=r"$\rho(\tau)/\rho(m)$")
+    ax.plot(taus_b, pred_b, "k--", lw=1.5, label="Theorem 8's bound ratio")
     ax.axvline(knee_b, color="k", ls=":", lw=1.5, label="predicted knee")
     ax.axhline(2.0, color="0.6", lw=1)
     ax.set_xscale("log")
