@@ -24,7 +24,7 @@ class Method:
     title : how the book writes it, e.g. ``'ISEGA'``
     rule : its :class:`blockcd.rules.Rule`
     aliases : other names accepted (the dense parent, run with tau = m)
-    samplings : block samplings its theory covers
+    samplings : block samplings its theory covers; the first is the default (``sampling=None``)
     minibatch : whether workers use b-minibatches of their rows (``batch=``)
     shifts : whether workers keep a shift h_i (converges on heterogeneous data)
     prox : whether the master takes a prox step, so the problem may carry a regulariser R
@@ -63,6 +63,7 @@ _ENTRIES = (
     Method("is-saga", "IS-SAGA", rules.ISSAGA(), aliases=("saga",), minibatch=True, shifts=True,
            chapter="06_heterogeneous"),
     Method("is-asgd", "IS-ASGD", rules.ISASGD(), aliases=("asgd",), schedules=False, chapter="07_is_asgd"),
+    Method("cd", "CD", rules.CD(), samplings=("shared", "importance"), chapter="03_key_lemma"),
     Method("ibgd", "IBGD", rules.IBGD(), samplings=("independent",), bernoulli=True, chapter="04_ibcd"),
     Method("isaga-local", "distributed ISAGA", rules.ISAGALocal(), samplings=("independent",), minibatch=True,
            chapter="06_heterogeneous"),

@@ -127,7 +127,7 @@ def test_is_asgd_row(P):
 
 
 PAPER = {"ibcd": "Theorem 1", "ibgd": "Theorem 4", "is-sgd": "Theorem 6", "isega": "Theorem 3",
-         "isaga-local": "Theorem 5", "isaga-shared": "Theorem 2", "is-asgd": "Theorem 8", "is-saga": "none"}
+         "isaga-local": "Theorem 5", "isaga-shared": "Theorem 2", "is-asgd": "Theorem 8", "is-saga": "none", "cd": "none"}
 
 
 def table_rows():

@@ -407,7 +407,7 @@ def _master(comm, cfg, s, watchdog, fail):
     scale = (cfg.m / cfg.tau) / n
     rec = s.recorder()
     eval_time = np.zeros(cfg.iters + 1)
-    state = rule.master_init(cfg.x0.copy(), problem, s.step)
+    state = rule.start(s, cfg.x0.copy())
     down = np.zeros(cfg.iters)
     nbytes_idx = len(pack_indices(np.zeros(cfg.tau, dtype=np.int64), cfg.m))
     idx_bufs = [np.empty(nbytes_idx, dtype=np.uint8) for _ in range(n)]
