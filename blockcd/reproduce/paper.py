@@ -48,6 +48,8 @@ q = τ/m is the paper's fraction, every worker's message is rescaled by m/τ):
   dropped, with a note, on data with fewer features.  The τ sweeps (Figs. 4, 6,
   8, 10, 12) take m = d coordinates and τ = round(q d) of them; the CSV records
   the q actually run.
+- **Stand-ins repeat.**  Four paper sets share two stand-ins; a figure runs each stand-in once, under the
+  first paper name that maps to it.
 - **What is measured.**  Curves are the relative suboptimality
   (f(x^k) - f*)/(f(x^0) - f*) against iterations, the median over the seeds with a
   band from the smallest to the largest.  A linearly converging method's figure
@@ -146,20 +148,20 @@ PAPER_QUICK = PaperConfig(
     quad_d=60, quad_ns=(4, 12), quad_o=2.0, quad_eps=1e-6, quad_iters=2500, quad_fracs=(0.5, 1, 2, 4),
     sgd_ns=(4, 12), sgd_batches=(1, 4), sgd_iters=1000,
     sweep_ns=(2, 12), sweep_qs=(0.25, 0.5, 1.0),
-    asgd_rhos=(1, 4, 16), asgd_eps=1e-3, asgd_iters=800,
+    asgd_rhos=(1, 4, 16), asgd_eps=1e-3, asgd_iters=400,
     saga_data=("mushrooms",), saga_ns=(4, 12), saga_eps=1e-3, saga_iters=4000, fig10_eps=1e-2,
-    isega_ns=(4, 12, 50), isega_eps=1e-4, isega_iters=3000,
+    isega_ns=(4, 12, 50), isega_eps=1e-4, isega_iters=2000,
 )
 PAPER_FULL = PaperConfig(
-    name="full", seeds=5, data=("a1a", "mushrooms", "phishing", "w1a"), lam=1e-4, lam_fig10=2.5e-5,
-    quad_d=200, quad_ns=(10, 20, 50), quad_o=2.0, quad_eps=1e-6, quad_iters=20000,
-    quad_fracs=(0.125, 0.25, 0.5, 1, 2, 4, 8),
-    sgd_ns=(10, 20, 50), sgd_batches=(1, 4, 16), sgd_iters=20000,
-    sweep_ns=(2, 10, 50), sweep_qs=(0.05, 0.1, 0.25, 0.5, 1.0),
-    asgd_rhos=(1, 2, 4, 8, 16, 32, 64), asgd_eps=1e-4, asgd_iters=20000,
-    saga_data=("a1a", "mushrooms", "phishing", "w1a"), saga_ns=(10, 20, 50, 100), saga_eps=1e-6,
-    saga_iters=60000, fig10_eps=1e-4,
-    isega_ns=(10, 20, 50, 100), isega_eps=1e-6, isega_iters=60000,
+    name="full", seeds=5, data=("a1a", "mushrooms", "phishing", "w1a"), lam=1e-3, lam_fig10=2.5e-4,
+    quad_d=200, quad_ns=(10, 20, 50), quad_o=2.0, quad_eps=1e-6, quad_iters=10000,
+    quad_fracs=(0.25, 0.5, 1, 2, 4, 8),
+    sgd_ns=(10, 20, 50), sgd_batches=(1, 4, 16), sgd_iters=10000,
+    sweep_ns=(2, 10, 50), sweep_qs=(0.1, 0.25, 0.5, 1.0),
+    asgd_rhos=(1, 2, 4, 8, 16, 32), asgd_eps=1e-3, asgd_iters=5000,
+    saga_data=("a1a", "mushrooms", "phishing", "w1a"), saga_ns=(10, 20, 50, 100), saga_eps=1e-3,
+    saga_iters=50000, fig10_eps=1e-2,
+    isega_ns=(10, 20, 50, 100), isega_eps=1e-6, isega_iters=15000,
 )
 PAPER_CONFIGS = {"quick": PAPER_QUICK, "full": PAPER_FULL}
 
@@ -269,6 +271,16 @@ class _Ctx:
         self.libsvm_dir = libsvm_dir
         self.progress = progress
         self._data = {}
+
+    def sets(self, names) -> list:
+        """``names`` without the sets whose stand-in an earlier name already uses (stand-ins repeat)."""
+        out, seen = [], set()
+        for x in names:
+            src = x if self.libsvm_dir is not None else STAND_INS[x]
+            if src not in seen:
+                seen.add(src)
+                out.append(x)
+        return out
 
     def data(self, name) -> Data:
         if name not in self._data:
@@ -465,8 +477,9 @@ def fig5(ctx) -> Result:
     cfg = ctx.cfg
     claim = "ISGD at nτ = 1 performs very similarly to SGD (gradient on one data point)"
     rows = []
-    fig, axes = _fig(1, len(cfg.data))
-    for a, name in enumerate(cfg.data):
+    sets = ctx.sets(cfg.data)
+    fig, axes = _fig(1, len(sets))
+    for a, name in enumerate(sets):
         data, ax = ctx.data(name), axes[0, a]
         p1 = _logistic(data, 1, cfg.lam, seed=ctx.seed)
         L = _L_paper(p1)
@@ -589,8 +602,9 @@ def fig7(ctx) -> Result:
     cfg = ctx.cfg
     claim = "IASGD at nτ = 1 is almost indistinguishable from ASGD"
     rows = []
-    fig, axes = _fig(1, len(cfg.data))
-    for a, name in enumerate(cfg.data):
+    sets = ctx.sets(cfg.data)
+    fig, axes = _fig(1, len(sets))
+    for a, name in enumerate(sets):
         data, ax = ctx.data(name), axes[0, a]
         p1 = _logistic(data, 1, cfg.lam, seed=ctx.seed)
         rho0, base, K0 = _best_rho(ctx, p1, m=1, tau=1, iters=cfg.asgd_iters, eps=cfg.asgd_eps, batch=None)
@@ -665,8 +679,9 @@ def fig1(ctx) -> Result:
     cfg = ctx.cfg
     claim = "nτ = 1 does not slow shared-data ISAGA down against SAGA"
     rows = []
-    fig, axes = _fig(1, len(cfg.saga_data))
-    for a, name in enumerate(cfg.saga_data):
+    sets = ctx.sets(cfg.saga_data)
+    fig, axes = _fig(1, len(sets))
+    for a, name in enumerate(sets):
         data, ax = ctx.data(name), axes[0, a]
         p1 = _logistic(data, 1, cfg.lam, seed=ctx.seed, shared=True)
         base = ctx.curves(p1, "isaga-shared", m=1, tau=1, step=_saga_step(p1, 1, 1.0), iters=cfg.saga_iters)
@@ -712,8 +727,9 @@ def fig2(ctx) -> Result:
     cfg = ctx.cfg
     claim = "nτ = 1 does not slow ISEGA down against GD"
     rows = []
-    fig, axes = _fig(1, len(cfg.data))
-    for a, name in enumerate(cfg.data):
+    sets = ctx.sets(cfg.data)
+    fig, axes = _fig(1, len(sets))
+    for a, name in enumerate(sets):
         data, ax = ctx.data(name), axes[0, a]
         p1 = _logistic(data, 1, cfg.lam, seed=ctx.seed)
         g0 = 1.0 / (2.0 * _L_paper(p1))
@@ -854,6 +870,51 @@ def paper_table(results, *, checks_only: bool = True) -> str:
     return "\n".join(fmt.format(*x).rstrip() for x in [head, tuple("-" * w for w in widths), *lines])
 
 
+def describe(row: dict) -> str:
+    """One checked row as a sentence: data, n, what is measured (median and the seeds' range), the check and
+    its verdict, e.g. ``n = 4: K(IBCD) / K(GD) = 2.01 [1.98-2.1], at most 2 (1 + 0.15): pass``."""
+    lo, hi = row["measured_min"], row["measured_max"]
+    band = f" [{lo:.3g}-{hi:.3g}]" if row["seeds"] > 1 and math.isfinite(lo) else ""
+    tol, pred = row["tolerance"], row["predicted"]
+    how = {"within": f"within {100 * tol:.0f}% of {pred:.3g}", "at most": f"at most {pred:.3g} (1 + {tol:g})",
+           "at least": f"at least {pred:.3g} / (1 + {tol:g})", "below": f"below {pred:.3g}",
+           "info": "recorded, not checked"}[row["check"]]
+    verdict = "" if row["check"] == "info" else (": pass" if row["passed"] else ": FAIL")
+    where = f"n = {row['n']}: " if row["n"] != "" else ""
+    return f"{row['data']}, {where}{row['quantity']} = {row['measured']:.3g}{band}, {how}{verdict}"
+
+
+def scrubber(result, *, label: str = "τ") -> str:
+    """A kernel-free slider over the curves of a τ sweep (Figs. 4, 6, 8, 10, 12): an HTML animation whose frame j
+    shows the j-th curve of every panel in full and fades the others (matplotlib's ``to_jshtml``).
+
+    The figure itself is left as it was.  ``label`` names what the frames step through.
+    """
+    from matplotlib.animation import FuncAnimation
+
+    fig = result.figure
+    panels = [(ax, [ln for ln in ax.get_lines() if not ln.get_label().startswith("_")], list(ax.collections))
+              for ax in fig.axes]
+    frames = max(len(lines) for _, lines, _ in panels)
+    saved = [(ln, ln.get_alpha()) for _, lines, cols in panels for ln in (*lines, *cols)]
+
+    def show(j):
+        for _, lines, cols in panels:
+            for k, ln in enumerate(lines):
+                ln.set_alpha(1.0 if k == j else 0.12)
+            for k, c in enumerate(cols):
+                c.set_alpha(0.25 if k == j else 0.03)
+        return []
+
+    try:
+        anim = FuncAnimation(fig, show, frames=frames, interval=900)
+        html = anim.to_jshtml(default_mode="once")
+    finally:
+        for ln, a in saved:
+            ln.set_alpha(a)
+    return f"<p>frames: one {label} each, in the order of the legend</p>" + html
+
+
 def main_paper(*, quick: bool, out, seed: int, seeds, libsvm_dir, figures=None) -> int:
     """The body of ``python -m blockcd reproduce --paper``: run, print each claim and verdict, return the status."""
     cfg = PAPER_QUICK if quick else PAPER_FULL
@@ -881,6 +942,22 @@ def main_paper(*, quick: bool, out, seed: int, seeds, libsvm_dir, figures=None) 
     return 1 if failed else 0
 
 
-__all__ = ["FIGURES", "PAPER_COLUMNS", "PAPER_CONFIGS", "PAPER_EXPERIMENTS", "PAPER_FULL", "PAPER_QUICK",
-           "PAPER_SETS", "STAND_INS", "Data", "PaperConfig", "check_libsvm_dir", "load", "main_paper",
-           "paper_table", "run_paper"]
+__all__ = [
+    "FIGURES",
+    "PAPER_COLUMNS",
+    "PAPER_CONFIGS",
+    "PAPER_EXPERIMENTS",
+    "PAPER_FULL",
+    "PAPER_QUICK",
+    "PAPER_SETS",
+    "STAND_INS",
+    "Data",
+    "PaperConfig",
+    "check_libsvm_dir",
+    "describe",
+    "load",
+    "main_paper",
+    "paper_table",
+    "run_paper",
+    "scrubber",
+]
