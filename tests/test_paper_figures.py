@@ -223,3 +223,16 @@ def test_bad_arguments_are_rejected_with_their_range():
         assert exc.value.code == 2
     with pytest.raises(SystemExit):
         main(["reproduce", "--quick", "--seeds", "2"])             # --seeds belongs to --paper
+
+
+def test_the_chapter_helpers_describe_a_check_and_scrub_a_sweep():
+    """describe() names the measured median, the seeds' range and the verdict; scrubber() is a kernel-free
+    player with one frame per curve of the sweep, and leaves the figure as it was."""
+    cfg = dataclasses.replace(paper.PAPER_QUICK, seeds=2, quad_ns=(4,), quad_fracs=(0.5, 1, 2))
+    (res,) = paper.run_paper([4], config=cfg)
+    text = paper.describe(res.checks[0])
+    assert text.startswith("quadratic (17), n = 4: K(") and text.endswith(": pass") and "[" in text
+    alphas = [ln.get_alpha() for ln in res.figure.axes[0].get_lines()]
+    html = paper.scrubber(res, dpi=30)
+    assert "<script" in html and html.count("frames[") >= 3
+    assert [ln.get_alpha() for ln in res.figure.axes[0].get_lines()] == alphas

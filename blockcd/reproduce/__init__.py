@@ -14,6 +14,10 @@ a figure with :mod:`blockcd.plotting`, and returns a :class:`Result`:
 ``paper_methods``          IBGD, distributed and shared-data ISAGA, ISEGA with R
 =========================  ================================================
 
+The paper's own twelve figures, regenerated as the paper ran them (its
+methods, steps, n and tau, each claim checked), are :mod:`blockcd.reproduce.paper`
+(``python -m blockcd reproduce --paper``, chapter 12).
+
 :func:`run_suite` runs a selection, writes each figure (PNG and PDF) and
 table (CSV) and returns the results; ``python -m blockcd reproduce`` is its
 command line (``python -m blockcd``).  Everything is a function of the
@@ -59,7 +63,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from .._validate import check_float, check_seed
-from .claims import independent_vs_shared, iterations_vs_tau, ninety_nine, paper_methods, real_data, where_it_breaks
+from .claims import (
+    independent_vs_shared,
+    iterations_vs_tau,
+    ninety_nine,
+    paper_methods,
+    real_data,
+    where_it_breaks,
+)
 from .core import (
     _PLANS,
     BATCH,
