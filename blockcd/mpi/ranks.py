@@ -142,7 +142,7 @@ def _parser(show: bool = True) -> argparse.ArgumentParser:
     g.add_argument("--step", type=float, default=None, help="step size (is-asgd: eta); default: the theory's")
     g.add_argument("--iters", type=int, required=True)
     g.add_argument("--seed", type=int, default=0, help="seed of the block choices and minibatches")
-    g.add_argument("--sampling", default="independent", help="independent or shared")
+    g.add_argument("--sampling", default="independent", help="independent or shared ('cd': shared)")
     g.add_argument("--batch", type=int, default=None, help="minibatch size of is-sgd and is-saga (default 1)")
     g.add_argument("--x0", default=None, help=".npy file with the starting point (default: zeros)")
     g.add_argument("--send-indices", action="store_true",
@@ -214,6 +214,9 @@ def _configure(argv: Sequence[str], ranks: int, show: bool = True):
     # the checks of blockcd.run, once for every method; the theory's step is the master's (_master_setup)
     s = setup(problem, a.method, m=a.m, tau=a.tau, step=a.step, iters=a.iters, seed=a.seed, sampling=a.sampling,
               batch=a.batch, send_indices=bool(a.send_indices), theory_step=False)
+    if s.sampling == "importance":
+        raise UsageError("--sampling importance (coordinate descent's variable-size block sets) runs in the "
+                         "simulator and the reference only; the MPI ranks take 'cd' with --sampling shared")
     timeout = check_float("timeout", a.timeout, nonnegative=True)
     if a.x0 is None:
         x0 = np.zeros(d)
