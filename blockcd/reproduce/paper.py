@@ -106,8 +106,9 @@ class PaperConfig:
     sweep_ns, sweep_qs : workers and the paper's fractions tau of the tau sweeps (Figs. 6, 8, 10, 12; 1/n is
         added at each n)
     asgd_rhos, asgd_eps, asgd_iters : IASGD's grid of rho, accuracy and iterations (Figs. 7-8)
-    saga_data, saga_ns, saga_eps, saga_iters : shared-data ISAGA (Figs. 1 = 9, 10), whose iterations grow
-        with N (SAGA refreshes one of N table entries per iteration): the quick sizes take the smallest set;
+    saga_data, saga_ns, saga_eps, saga_iters, saga_per_row : shared-data ISAGA (Figs. 1 = 9, 10), whose
+        iterations grow with N (SAGA refreshes one of N table entries per iteration): a run takes
+        max(saga_iters, saga_per_row N) iterations, and the quick sizes take the smallest set;
         ``fig10_eps`` the accuracy of Fig. 10's sweep (its small tau and small l2 make it the longest)
     isega_ns, isega_eps, isega_iters : ISEGA (Figs. 2 = 11, 12)
     """
@@ -135,6 +136,7 @@ class PaperConfig:
     saga_ns: tuple
     saga_eps: float
     saga_iters: int
+    saga_per_row: float
     fig10_eps: float
     isega_ns: tuple
     isega_eps: float
@@ -147,7 +149,7 @@ PAPER_QUICK = PaperConfig(
     sgd_ns=(4, 12), sgd_batches=(1, 4), sgd_iters=1000,
     sweep_ns=(2, 12), sweep_qs=(0.25, 0.5, 1.0),
     asgd_rhos=(1, 4, 16), asgd_eps=1e-3, asgd_iters=400,
-    saga_data=("mushrooms",), saga_ns=(4, 12), saga_eps=1e-3, saga_iters=4000, fig10_eps=1e-2,
+    saga_data=("mushrooms",), saga_ns=(4, 12), saga_eps=1e-3, saga_iters=4000, saga_per_row=0.0, fig10_eps=1e-2,
     isega_ns=(4, 12, 50), isega_eps=1e-4, isega_iters=2000,
 )
 PAPER_FULL = PaperConfig(
@@ -158,7 +160,7 @@ PAPER_FULL = PaperConfig(
     sweep_ns=(2, 10, 30), sweep_qs=(0.25, 0.5, 1.0),
     asgd_rhos=(1, 2, 4, 8, 16), asgd_eps=1e-3, asgd_iters=1000,
     saga_data=("a1a", "mushrooms", "phishing", "w1a"), saga_ns=(10, 20, 50), saga_eps=1e-3,
-    saga_iters=8000, fig10_eps=1e-2,
+    saga_iters=8000, saga_per_row=8.0, fig10_eps=1e-2,
     isega_ns=(10, 20, 50, 100), isega_eps=1e-5, isega_iters=5000,
 )
 PAPER_CONFIGS = {"quick": PAPER_QUICK, "full": PAPER_FULL}
@@ -672,6 +674,11 @@ def _saga_step(p, n, q) -> float:
     return q / (_L_paper(p) * (3.0 / n + q))
 
 
+def _saga_iters(cfg, N: int) -> int:
+    """Iterations of a shared-data ISAGA run on N functions: max(saga_iters, saga_per_row N)."""
+    return max(cfg.saga_iters, math.ceil(cfg.saga_per_row * N))
+
+
 def fig1(ctx) -> Result:
     """Shared-data ISAGA at τ = 1/n against SAGA, step 1/(L(3/n + τ)) (Figure 1 = Figure 9)."""
     cfg = ctx.cfg
@@ -682,7 +689,8 @@ def fig1(ctx) -> Result:
     for a, name in enumerate(sets):
         data, ax = ctx.data(name), axes[0, a]
         p1 = _logistic(data, 1, cfg.lam, seed=ctx.seed, shared=True)
-        base = ctx.curves(p1, "isaga-shared", m=1, tau=1, step=_saga_step(p1, 1, 1.0), iters=cfg.saga_iters)
+        iters = _saga_iters(cfg, p1.N)
+        base = ctx.curves(p1, "isaga-shared", m=1, tau=1, step=_saga_step(p1, 1, 1.0), iters=iters)
         K0 = _iters_to(base, cfg.saga_eps)
         _band(ax, base, "saga", "SAGA")
         rows.append(_row(1, data, "", f"iterations to {cfg.saga_eps:g}", "SAGA", values=K0, method="isaga-shared",
@@ -691,7 +699,7 @@ def fig1(ctx) -> Result:
         for j, n in enumerate(ns):
             p = _logistic(data, n, cfg.lam, seed=ctx.seed, shared=True)
             step = _saga_step(p, n, 1.0 / n)
-            cur = ctx.curves(p, "isaga-shared", m=n, tau=1, step=step, iters=cfg.saga_iters)
+            cur = ctx.curves(p, "isaga-shared", m=n, tau=1, step=step, iters=iters)
             K = _iters_to(cur, cfg.saga_eps)
             _band(ax, cur, "isaga-shared", f"ISAGA, n = {n}, τ = 1/{n}", j, len(ns))
             # Corollary 2: O(max(L/mu, N) log 1/eps) at tau = 1/n, SAGA's up to a constant the paper leaves
@@ -709,7 +717,8 @@ def fig10(ctx) -> Result:
     cfg = ctx.cfg
     rows, fig = _sweep(ctx, 10, cfg.saga_data[0], "isaga-shared", _saga_step,
                        lambda c: _iters_to(c, cfg.fig10_eps), lam=cfg.lam_fig10, shared=True,
-                       iters=cfg.saga_iters, eps=cfg.fig10_eps, key="isaga-shared",
+                       iters=_saga_iters(cfg, ctx.data(cfg.saga_data[0]).A.shape[0]), eps=cfg.fig10_eps,
+                       key="isaga-shared",
                        claim="τ affects shared-data ISAGA heavily for small n, less as n grows")
     return Result("fig10", rows, fig)
 
