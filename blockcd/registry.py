@@ -38,6 +38,8 @@ class Method:
     schedules : whether ``step`` may be a callable k -> step (not IS-ASGD, whose parameters are set
         once from the step)
     chapter : the chapter that derives it ("" while no chapter does)
+    baseline : a method the paper compares against, not one of the book's (``'cd'``, coordinate descent with
+        the same blocks on every worker): it has its own steps and is left out of :data:`BOOK_METHODS`
     """
 
     name: str
@@ -53,6 +55,7 @@ class Method:
     decreasing: bool = False
     schedules: bool = True
     chapter: str = ""
+    baseline: bool = False
 
 
 _ENTRIES = (
@@ -63,7 +66,7 @@ _ENTRIES = (
     Method("is-saga", "IS-SAGA", rules.ISSAGA(), aliases=("saga",), minibatch=True, shifts=True,
            chapter="06_heterogeneous"),
     Method("is-asgd", "IS-ASGD", rules.ISASGD(), aliases=("asgd",), schedules=False, chapter="07_is_asgd"),
-    Method("cd", "CD", rules.CD(), samplings=("shared", "importance"), chapter="03_key_lemma"),
+    Method("cd", "CD", rules.CD(), samplings=("shared", "importance"), chapter="03_key_lemma", baseline=True),
     Method("ibgd", "IBGD", rules.IBGD(), samplings=("independent",), bernoulli=True, chapter="04_ibcd"),
     Method("isaga-local", "distributed ISAGA", rules.ISAGALocal(), samplings=("independent",), minibatch=True,
            chapter="06_heterogeneous"),
@@ -76,7 +79,7 @@ REGISTRY: dict[str, Method] = {e.name: e for e in _ENTRIES}
 #: the method names, in the book's order
 METHODS: tuple[str, ...] = tuple(REGISTRY)
 #: the methods a chapter of the book derives (the widgets and ``reproduce`` sweep these)
-BOOK_METHODS: tuple[str, ...] = tuple(e.name for e in _ENTRIES if e.chapter)
+BOOK_METHODS: tuple[str, ...] = tuple(e.name for e in _ENTRIES if e.chapter and not e.baseline)
 #: alias -> name
 ALIASES: dict[str, str] = {a: e.name for e in _ENTRIES for a in e.aliases}
 
