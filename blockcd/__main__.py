@@ -1,6 +1,7 @@
-"""Command line of blockcd: ``python -m blockcd reproduce``.
+"""Command line of blockcd: ``python -m blockcd reproduce [--paper]``.
 
-Runs the book's experiment suite (:mod:`blockcd.reproduce`, chapter 8),
+Runs the book's experiment suite (:mod:`blockcd.reproduce`, chapter 8), or with ``--paper`` the paper's
+twelve figures (:mod:`blockcd.reproduce.paper`: ``--libsvm-dir``, ``--seeds``, ``--figures``),
 writes a figure (PNG and PDF) and a CSV of measured against predicted values
 per experiment, prints a summary table and exits with status 0 when every
 check passes, 1 when one fails and 2 on a usage error (such as an unknown
@@ -69,12 +70,57 @@ def parser() -> argparse.ArgumentParser:
                    help="seed of the problems; the runs use seeds S, S+1, ... (default: %(default)s)")
     r.add_argument("--tolerance", type=_tolerance, default=TOLERANCE, metavar="T",
                    help="relative tolerance of the 'within' checks (default: %(default)s)")
+    r.add_argument("--paper", action="store_true",
+                   help="regenerate the paper's twelve figures instead (figNN.png/.pdf/.csv by the paper's "
+                        "numbers), each claim checked")
+    r.add_argument("--libsvm-dir", default=None, metavar="DIR",
+                   help="with --paper: directory holding the paper's LIBSVM files a1a, mushrooms, phishing, w1a "
+                        "(default: scikit-learn stand-ins, named as such)")
+    r.add_argument("--seeds", type=_seeds, default=None, metavar="K",
+                   help="with --paper: runs per curve (default: 3 quick, 5 full)")
+    r.add_argument("--figures", nargs="+", type=_figure, default=None, metavar="N",
+                   help="with --paper: only these figures (1-12)")
     return p
+
+
+def _seeds(value: str) -> int:
+    try:
+        k = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"seeds must be an integer >= 1, got {value!r}") from None
+    if k < 1:
+        raise argparse.ArgumentTypeError(f"seeds must be an integer >= 1, got {k}")
+    return k
+
+
+def _figure(value: str) -> int:
+    try:
+        k = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"figures must be integers in 1..12, got {value!r}") from None
+    if not 1 <= k <= 12:
+        raise argparse.ArgumentTypeError(f"figures must be integers in 1..12, got {k}")
+    return k
 
 
 def main(argv=None) -> int:
     """Parse ``argv`` and run the command; returns the exit status."""
-    args = parser().parse_args(argv)
+    p = parser()
+    args = p.parse_args(argv)
+    if args.command == "reproduce" and args.paper:
+        from .reproduce.paper import check_libsvm_dir, main_paper
+
+        if args.only:
+            p.error("--only names the book's experiments; with --paper use --figures")
+        if args.libsvm_dir is not None:
+            try:
+                check_libsvm_dir(args.libsvm_dir)
+            except (TypeError, ValueError) as exc:
+                p.error(f"--libsvm-dir: {exc}")
+        return main_paper(quick=args.quick, out=args.out, seed=args.seed, seeds=args.seeds,
+                          libsvm_dir=args.libsvm_dir, figures=args.figures)
+    if args.paper is False and (args.libsvm_dir is not None or args.seeds is not None or args.figures):
+        p.error("--libsvm-dir, --seeds and --figures apply to --paper only")
     if args.command == "reproduce":
         from .reproduce import main_reproduce
 

@@ -199,7 +199,7 @@ def simulate(s, record: np.ndarray, times=None) -> History:
     n = p.n
     workers = [p.worker(i) for i in range(n)]
     sampler, batches, rec = s.sampler(), s.minibatches(), s.recorder()
-    state = rule.master_init(s.x0, p, s.step)
+    state = rule.start(s)
     count = np.zeros(n, dtype=np.int64)
     scale = s.m / s.tau
     mask = np.zeros((n, s.m), dtype=bool)

@@ -32,6 +32,7 @@ PURPOSE_FEW_FALLBACK = 3
 PURPOSE_DDP = 4  # blockcd.torch: one stream per gradient bucket, key (seed, 4, bucket index)
 PURPOSE_BERNOULLI = 5  # IBGD: whether worker i sends at iteration k
 PURPOSE_SHARED_ROWS = 6  # shared-data ISAGA: the n distinct functions of iteration k
+PURPOSE_IMPORTANCE = 7  # coordinate descent with importance sampling: which blocks all workers send at k
 #: block choices are drawn from about tau uniforms, not m, when m >= FEW_M and 16 tau <= m
 FEW_M = 512
 
@@ -308,6 +309,46 @@ class BernoulliSampler:
     def worker_blocks(self, k: int, i: int) -> np.ndarray:
         """The blocks worker ``i`` sends at iteration ``k``: all m, or none (an empty array)."""
         return self._all if self.worker_sends(k, i) else self._none
+
+
+class ImportanceSampler:
+    """The same blocks on every worker, block j with its own probability p_j: coordinate descent's importance sampling.
+
+    At iteration k block j is in the shared set when u_{kj} < p_j, independently over the blocks (a
+    product sampling); the m uniforms are a function of (seed, k) alone (one Philox stream of its own
+    purpose), so every worker, and the master, regenerates the set without a message.  With p_j
+    proportional to the blocks' smoothness constants L_j (:func:`blockcd.theory.cd_probabilities`),
+    sum_j p_j = tau blocks are sent in expectation.  As :class:`BlockSampler` (without ``choices``):
+    ``masks(k)`` is the (n, m) mask, every row the same; :meth:`worker_blocks` gives the set.
+
+    Parameters
+    ----------
+    n : int >= 1
+        Workers.
+    p : array (m,) of probabilities in (0, 1]
+        Probability that block j is sent.
+    seed : int >= 0
+    """
+
+    #: never the few-blocks draw of :class:`BlockSampler`
+    few = False
+
+    def __init__(self, n: int, p, seed: int = 0):
+        self.n = check_int("n", n, 1)
+        p = np.asarray(p, dtype=np.float64)
+        if p.ndim != 1 or p.size < 1 or not np.all((p > 0) & (p <= 1)):
+            raise ValueError("p must be a 1-D array of probabilities in (0, 1], one per block")
+        self.p, self.m = p, p.size
+        self.stream = CounterStream(seed, PURPOSE_IMPORTANCE, 1, self.m)
+
+    def masks(self, k: int) -> np.ndarray:
+        """The (n, m) block mask of iteration ``k``: one draw, the same row for every worker."""
+        return np.broadcast_to(self.stream.draw(k)[0] < self.p, (self.n, self.m))
+
+    def worker_blocks(self, k: int, i: int) -> np.ndarray:
+        """The sorted blocks worker ``i`` (every worker) sends at iteration ``k``, regenerated alone."""
+        check_int("i", i, 0, self.n - 1)
+        return np.flatnonzero(self.stream.worker_uniforms(k, 0) < self.p)
 
 
 class Minibatches:

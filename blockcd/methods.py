@@ -27,7 +27,15 @@ import numpy as np
 
 from . import registry, theory
 from ._validate import check_choice, check_float, check_int, check_seed, check_vector
-from .blocks import BernoulliSampler, Blocks, BlockSampler, Minibatches, SharedRows, partition
+from .blocks import (
+    BernoulliSampler,
+    Blocks,
+    BlockSampler,
+    ImportanceSampler,
+    Minibatches,
+    SharedRows,
+    partition,
+)
 from .history import BLOWUP, BYTES_PER_NUMBER, DivergenceError, History, Recorder
 from .problems import Problem
 from .rules import Received
@@ -79,6 +87,9 @@ class Setup:
         """
         if self.method.bernoulli:
             return BernoulliSampler(self.problem.n, self.m, self.tau / self.m, self.seed)
+        if self.sampling == "importance":  # coordinate descent: block j with probability p_j, the same for all
+            return ImportanceSampler(self.problem.n, theory.cd_probabilities(self.problem, self.m, self.tau),
+                                     self.seed)
         return BlockSampler(self.problem.n, self.m, self.tau, self.seed, self.sampling)
 
     def minibatches(self) -> Minibatches | SharedRows | None:
@@ -98,12 +109,12 @@ class Setup:
         return Recorder(self.problem, method=self.method.name, step=self.step, blocks=self.blocks, tau=self.tau,
                         iters=self.iters, sampling=self.sampling, batch=self.batch,
                         send_indices=self.send_indices, until=self.until, gap=self.gap,
-                        counted=self.method.bernoulli or self.method.asynchronous,
+                        counted=self.method.bernoulli or self.method.asynchronous or self.sampling == "importance",
                         schedule=self.schedule is not None,
                         average=self.average)
 
 
-def setup(problem, method, *, m, tau, step=None, iters, seed=0, sampling="independent", batch=None, x0=None,
+def setup(problem, method, *, m, tau, step=None, iters, seed=0, sampling=None, batch=None, x0=None,
           send_indices=False, until=None, gap=True, theory_step=True) -> Setup:
     """Validate the arguments of ``run`` once (names and ranges as there) and take the theory's step.
 
@@ -137,7 +148,7 @@ def setup(problem, method, *, m, tau, step=None, iters, seed=0, sampling="indepe
             raise ValueError("until stops at ||x^k - x*||^2 <= until ||x^0 - x*||^2, and a non-convex problem has no "
                              "x*: leave until=None (the history records ||grad f(x^k)||^2)")
     seed = check_seed("seed", seed)
-    sampling = check_choice("sampling", sampling, spec.samplings)
+    sampling = spec.samplings[0] if sampling is None else check_choice("sampling", sampling, spec.samplings)
     if not isinstance(send_indices, (bool, np.bool_)):
         raise TypeError(f"send_indices must be True or False, got {send_indices!r}")
     if send_indices and spec.bernoulli:
@@ -234,7 +245,7 @@ def run(
     step: float | str | Callable[[int], float] | None = None,
     iters: int,
     seed: int = 0,
-    sampling: str = "independent",
+    sampling: str | None = None,
     batch: int | None = None,
     x0=None,
     send_indices: bool = False,
@@ -264,7 +275,7 @@ def run(
     Parameters
     ----------
     problem : Problem
-    method : {'ibcd', 'is-sgd', 'isega', 'is-saga', 'is-asgd', 'ibgd', 'isaga-local', 'isaga-shared'}
+    method : {'ibcd', 'is-sgd', 'isega', 'is-saga', 'is-asgd', 'cd', 'ibgd', 'isaga-local', 'isaga-shared'}
         (aliases: 'gd'/'dense' = 'ibcd', 'sgd', 'saga', 'asgd'; use tau = m for the dense method)
     m : int, 1 <= m <= d
         Number of blocks.
@@ -286,8 +297,12 @@ def run(
     seed : int >= 0
         Seeds the block choices and minibatches: worker i's choice at iteration
         k is a function of (seed, i, k) alone.
-    sampling : {'independent', 'shared'}
-        ('independent' only for IBGD, isaga-local and isaga-shared)
+    sampling : {'independent', 'shared', 'importance'} or None
+        None: the method's first (``'independent'``; ``'shared'`` for ``'cd'``).  'independent' only for
+        IBGD, isaga-local and isaga-shared; ``'cd'`` (coordinate descent, the same blocks on every
+        worker, per-block steps of :func:`blockcd.theory.cd_steps`; its ``step`` multiplies them, default 1)
+        takes 'shared' (uniform tau-nice blocks) or 'importance' (block j with probability p_j proportional
+        to its smoothness, tau blocks in expectation)
     batch : int or None, 1 <= batch <= min_i l_i
         Minibatch size for IS-SGD, IS-SAGA and isaga-local (default 1), and for IS-ASGD
         (default None: each worker's full local gradient; b rows drawn without replacement
@@ -341,7 +356,7 @@ def _simulate(s: Setup) -> History:
     scale = (s.m / tau) / n
     indexed = _indexed(blocks, tau, n)
     partial = tau <= PARTIAL_SHARE * s.m and o.entries >= PARTIAL_ENTRIES
-    master = rule.master_init(s.x0, p, s.step)
+    master = rule.start(s)
     step_at = s.step_at
     worker = rule.worker_init(o, s.x0)
     apart = rule.per_worker

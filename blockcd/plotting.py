@@ -31,6 +31,9 @@ STYLE = {
     "isaga-local": {"color": "#ad494a", "marker": "<", "label": "distributed ISAGA"},
     "isaga-shared": {"color": "#637939", "marker": ">", "label": "shared-data ISAGA"},
     "is-sgd-async": {"color": "#e6550d", "marker": "d", "label": "asynchronous IS-SGD"},
+    "cd": {"color": "#c49c94", "marker": "d", "label": "CD, same blocks, step 1/L"},
+    "cd-importance": {"color": "#8c6d31", "marker": "8", "label": "CD, importance sampling"},
+    "asgd": {"color": "#c5b0d5", "marker": "H", "label": "ASGD"},
     "gd": {"color": "#7f7f7f", "marker": "x", "label": "dense GD"},
     "sgd": {"color": "#8c564b", "marker": "P", "label": "minibatch SGD"},
     "saga": {"color": "#e377c2", "marker": "*", "label": "SAGA"},
@@ -66,6 +69,20 @@ def setup() -> None:
 def style(key: str, **overrides) -> dict:
     """Keyword arguments for ``ax.plot`` for a method or series name."""
     s = dict(STYLE.get(key, {"label": key}))
+    s.update(overrides)
+    return s
+
+
+def shade(key: str, j: int, k: int, **overrides) -> dict:
+    """The style of ``key`` for the j-th of k curves of one method (several n or tau): its colour,
+    from dark (j = 0) to light (j = k - 1), and one line style per curve; the marker stays the method's."""
+    j = check_int("j", j, 0)
+    k = check_int("k", k, j + 1)
+    s = style(key)
+    rgb = np.array(mpl.colors.to_rgb(s.get("color", "#000000")))
+    t = 0.0 if k == 1 else 0.6 * j / (k - 1)
+    s["color"] = tuple(rgb * (1 - t) + t)                # toward white
+    s["ls"] = ("-", "--", "-.", ":")[j % 4]
     s.update(overrides)
     return s
 

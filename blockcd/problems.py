@@ -389,6 +389,27 @@ class Problem:
                     top[i] = spla.eigsh(K, k=1, which="LA", return_eigenvectors=False)[0]
         return self._curv * np.maximum(top, 0.0) / self.sizes + self.lam + 2.0 * self.nonconvex
 
+    def block_smoothness(self, m: int) -> np.ndarray:
+        r"""Smoothness of f along each of the ``m`` contiguous blocks (:func:`blockcd.blocks.partition`), shape (m,).
+
+        :math:`L_j = \lambda_{\max}(H_{jj}) + \lambda`, the largest eigenvalue of block j's diagonal block
+        of the curvature bound :math:`H = A^\top W A / n` (phi'' bounded by 1 for ridge, 1/4 for logistic);
+        at m = d the coordinate-wise constants :math:`H_{jj}`.  Coordinate descent with importance
+        sampling picks block j with probability proportional to :math:`L_j` and steps by about
+        :math:`1/L_j` there (:func:`blockcd.theory.cd_steps`).  Dense: for d up to ``DENSE_LIMIT``.
+        """
+        from .blocks import partition
+
+        blocks = partition(self.d, m)
+        if self.d > DENSE_LIMIT:
+            raise ValueError(f"block_smoothness forms the d x d curvature matrix: d = {self.d} exceeds "
+                             f"{DENSE_LIMIT}")
+        H = self._curv * self._hess_dense()
+        out = np.empty(blocks.m)
+        for j, (s, w) in enumerate(zip(blocks.starts, blocks.sizes)):
+            out[j] = sla.eigh(H[s : s + w, s : s + w], eigvals_only=True)[-1] if w > 1 else H[s, s]
+        return np.maximum(out, 0.0) + self.lam
+
     @property
     def L_max(self) -> float:
         """Largest local smoothness constant max_i L_i."""
@@ -862,6 +883,59 @@ def synthetic(
         label = "logistic"
     name = f"synthetic {label} (n={n_workers}, d={d}, cond={cond:g}, het={heterogeneity:g})"
     return Problem(A, t, n_workers=n_workers, loss=loss, lam=lam, split=split, seed=seed, name=name, reg=reg)
+
+
+def paper_quadratic(n_workers: int, d: int = 100, o: int = 10, *, seed: int = 0) -> Problem:
+    r"""The artificial quadratic of the paper's eq. (17) (Mishchenko, Hanzely and Richtarik 2019, App. I.1).
+
+    .. math::
+
+        f_i(x) = \tfrac12 (x - c)^\top M_i (x - c),\qquad
+        M_i = v v^\top + (I - v v^\top)\frac{A_i A_i^\top}{\lambda_{\max}(A_i A_i^\top)}(I - v v^\top),
+
+    :math:`v = v'/\lVert v'\rVert`, the entries of :math:`v' \in \mathbb{R}^d` and
+    :math:`A_i \in \mathbb{R}^{d\times o}` independent standard normal.  Every :math:`M_i` has the
+    eigenvalue 1 along v and the others in [0, 1], so each f_i is 1-smooth (L_i = L_max = L = 1), and
+    every :math:`\nabla f_i` vanishes at x* = c: the paper's Assumptions 1 and 2 (interpolation).
+    The paper writes x* = 0; here the minimiser is a standard normal vector c (from the same seed), so
+    that the library's start x^0 = 0 is a generic point, at distance ||c|| (the two are the same
+    problem shifted by c).  f is mu-strongly convex when the n o columns of the A_i span the
+    complement of v (n o >= d - 1, almost surely); else ``ValueError``.
+
+    It is stored as ridge regression with d rows per worker, the rows of :math:`\sqrt d\,M_i^{1/2}`
+    (so :math:`A_i^\top A_i/l_i = M_i`) and targets :math:`\sqrt d\,M_i^{1/2} c`.
+
+    Parameters
+    ----------
+    n_workers : int >= 1
+    d : int >= 2, the dimension
+    o : int >= 1, the columns of each A_i
+    seed : int >= 0
+    """
+    n = check_int("n_workers", n_workers, 1)
+    d = check_int("d", d, 2)
+    o = check_int("o", o, 1)
+    seed = check_seed("seed", seed)
+    if n * o < d - 1:
+        raise ValueError(f"n_workers * o = {n * o} < d - 1 = {d - 1}: the M_i then share a null space and f is "
+                         "not strongly convex; raise n_workers or o")
+    rng = np.random.default_rng(seed)
+    v = rng.standard_normal(d)
+    v /= np.linalg.norm(v)
+    P = np.eye(d) - np.outer(v, v)
+    c = rng.standard_normal(d)
+    rows, targets = [], []
+    for _ in range(n):  # construction only
+        Ai = rng.standard_normal((d, o))
+        K = Ai @ Ai.T
+        Mi = np.outer(v, v) + P @ (K / np.linalg.eigvalsh(K)[-1]) @ P
+        ev, U = np.linalg.eigh((Mi + Mi.T) / 2.0)
+        R = (U * np.sqrt(np.maximum(ev, 0.0))) @ U.T * math.sqrt(d)   # sqrt(d) M_i^{1/2}, symmetric
+        rows.append(R)
+        targets.append(R @ c)
+    name = f"paper quadratic (17) (n={n}, d={d}, o={o})"
+    return ridge(np.vstack(rows), np.concatenate(targets), n_workers=n, lam=0.0, split="contiguous", seed=seed,
+                 name=name)
 
 
 def _standardize(X: np.ndarray) -> np.ndarray:

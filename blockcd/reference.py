@@ -84,7 +84,7 @@ def add_sent(total: np.ndarray, coords: np.ndarray | None, values: np.ndarray) -
 
 
 def run(problem, method: str, *, m: int, tau: int, step=None, iters: int, seed: int = 0,
-        sampling: str = "independent", batch: int | None = None, x0=None, until: float | None = None) -> History:
+        sampling: str | None = None, batch: int | None = None, x0=None, until: float | None = None) -> History:
     """Run ``method`` as a loop over workers; arguments and result as :func:`blockcd.run`."""
     s = setup(problem, method, m=m, tau=tau, step=step, iters=iters, seed=seed, sampling=sampling,
               batch=batch, x0=x0, until=until)
@@ -95,7 +95,7 @@ def run(problem, method: str, *, m: int, tau: int, step=None, iters: int, seed: 
     sampler, batches, rec = s.sampler(), s.minibatches(), s.recorder()
     workers = [problem.worker(i) for i in range(n)]
     states = [rule.worker_init(w, s.x0) for w in workers]
-    master = rule.master_init(s.x0, problem, s.step)
+    master = rule.start(s)
     apart = rule.per_worker
     for k in range(s.iters):
         x = rule.point(master)                                # broadcast

@@ -24,7 +24,7 @@ class Method:
     title : how the book writes it, e.g. ``'ISEGA'``
     rule : its :class:`blockcd.rules.Rule`
     aliases : other names accepted (the dense parent, run with tau = m)
-    samplings : block samplings its theory covers
+    samplings : block samplings its theory covers; the first is the default (``sampling=None``)
     minibatch : whether workers may use b-minibatches of their rows (``batch=``)
     full_batch : whether ``batch=None`` means each worker's full local gradient (IS-ASGD) rather than
         b = 1 (the stochastic methods, whose estimate is a minibatch by definition)
@@ -44,6 +44,8 @@ class Method:
     nonconvex : whether its theory covers a smooth non-convex f (``problems.nonconvex``; the paper's
         Theorem 7, :func:`blockcd.theory.nonconvex_step`); the others reject such a problem
     chapter : the chapter that derives it ("" while no chapter does)
+    baseline : a method the paper compares against, not one of the book's (``'cd'``, coordinate descent with
+        the same blocks on every worker): it has its own steps and is left out of :data:`BOOK_METHODS`
     """
 
     name: str
@@ -62,6 +64,7 @@ class Method:
     asynchronous: bool = False
     nonconvex: bool = False
     chapter: str = ""
+    baseline: bool = False
 
 
 _ENTRIES = (
@@ -73,6 +76,7 @@ _ENTRIES = (
            chapter="06_heterogeneous"),
     Method("is-asgd", "IS-ASGD", rules.ISASGD(), aliases=("asgd",), minibatch=True, full_batch=True,
            schedules=False, chapter="07_is_asgd"),
+    Method("cd", "CD", rules.CD(), samplings=("shared", "importance"), chapter="03_key_lemma", baseline=True),
     Method("ibgd", "IBGD", rules.IBGD(), samplings=("independent",), bernoulli=True, chapter="04_ibcd"),
     Method("isaga-local", "distributed ISAGA", rules.ISAGALocal(), samplings=("independent",), minibatch=True,
            chapter="06_heterogeneous"),
@@ -86,9 +90,9 @@ _ENTRIES = (
 REGISTRY: dict[str, Method] = {e.name: e for e in _ENTRIES}
 #: the method names, in the book's order
 METHODS: tuple[str, ...] = tuple(REGISTRY)
-#: the synchronous methods a chapter of the book derives (the widgets and ``reproduce`` sweep these; the
-#: asynchronous method has no rounds to sweep)
-BOOK_METHODS: tuple[str, ...] = tuple(e.name for e in _ENTRIES if e.chapter and not e.asynchronous)
+#: the synchronous methods a chapter of the book derives (the widgets and ``reproduce`` sweep these; not the
+#: asynchronous method, which has no rounds to sweep, nor the baselines)
+BOOK_METHODS: tuple[str, ...] = tuple(e.name for e in _ENTRIES if e.chapter and not e.asynchronous and not e.baseline)
 #: alias -> name
 ALIASES: dict[str, str] = {a: e.name for e in _ENTRIES for a in e.aliases}
 

@@ -89,6 +89,11 @@ class Rule:
         """The master's state at the start (by default just the iterate x)."""
         return State(x=x0)
 
+    def start(self, s, x0: np.ndarray | None = None) -> State:
+        """The master's state for the run set up by ``s`` (a :class:`blockcd.methods.Setup`): what the engines
+        call; by default :meth:`master_init` (x0: the start if not ``s.x0``)."""
+        return self.master_init(s.x0 if x0 is None else x0, s.problem, s.step)
+
     def point(self, s: State) -> np.ndarray:
         """What the master broadcasts this round (by default the iterate)."""
         return s.x
@@ -129,6 +134,32 @@ class IBCD(Rule):
     def send(self, o, w, x, idx, sel):
         G, fx = sel.grads(o, x)  # worker i's gradient on the blocks it sends (the margins, then those columns)
         return sel.send(G), fx
+
+
+class CD(Rule):
+    """Coordinate descent on f, the paper's baseline: every worker sends the same blocks, the master steps per block.
+
+    The engine draws one set of blocks for all workers (uniform tau-nice, ``sampling='shared'``, or
+    block j with its own probability, ``'importance'``: :class:`blockcd.blocks.ImportanceSampler`);
+    worker i sends P_S grad f_i(x) unscaled, and the master takes
+    x_j+ = x_j - step w_j (1/n) sum_i grad_j f_i(x) on the sent blocks, w_j of
+    :func:`blockcd.theory.cd_steps` (1/L, or 1/v_j with importance sampling).
+    """
+
+    name = "cd"
+
+    def start(self, s, x0=None):
+        from .theory import cd_steps
+
+        w = np.repeat(cd_steps(s.problem, s.m, s.tau, s.sampling), s.blocks.sizes)  # per coordinate
+        return State(x=s.x0 if x0 is None else x0, w=w)
+
+    def send(self, o, w, x, idx, sel):
+        G, fx = sel.grads(o, x)
+        return sel.send(G), fx
+
+    def step(self, s, total, scale, step, n):
+        s.x = s.x - step * (s.w * total) / n
 
 
 class IBGD(IBCD):
@@ -401,7 +432,7 @@ def source(method: str, members=None):
     cls = type(registry.get(method).rule)
     if members is None:
         members = [k for k, v in vars(cls).items()
-                   if inspect.isfunction(v) and k not in ("master_init", "iterate")]
+                   if inspect.isfunction(v) and k not in ("master_init", "start", "iterate")]
         if "step" not in members and cls.__bases__ == (Rule,):
             members.append("step")  # the default master step it inherits
     bases = ", ".join(b.__name__ for b in cls.__bases__)

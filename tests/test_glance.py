@@ -139,7 +139,7 @@ def test_is_sgd_async_row(P):
 
 PAPER = {"ibcd": "Theorem 1", "ibgd": "Theorem 4", "is-sgd": "Theorem 6", "isega": "Theorem 3",
          "isaga-local": "Theorem 5", "isaga-shared": "Theorem 2", "is-asgd": "Theorem 8", "is-saga": "none",
-         "is-sgd-async": "Theorem 9"}
+         "is-sgd-async": "Theorem 9", "cd": "none"}
 
 
 def table_rows():

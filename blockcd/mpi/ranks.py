@@ -170,7 +170,7 @@ def _parser(show: bool = True) -> argparse.ArgumentParser:
     g.add_argument("--iters", type=int, required=True,
                    help="rounds; for is-sgd-async, messages the master applies (arrivals)")
     g.add_argument("--seed", type=int, default=0, help="seed of the block choices and minibatches")
-    g.add_argument("--sampling", default="independent", help="independent or shared")
+    g.add_argument("--sampling", default="independent", help="independent or shared ('cd': shared)")
     g.add_argument("--batch", type=int, default=None, help="minibatch size of is-sgd and is-saga (default 1)")
     g.add_argument("--x0", default=None, help=".npy file with the starting point (default: zeros)")
     g.add_argument("--send-indices", action="store_true",
@@ -249,6 +249,9 @@ def _configure(argv: Sequence[str], ranks: int, show: bool = True):
     # the checks of blockcd.run, once for every method; the theory's step is the master's (_master_setup)
     s = setup(problem, a.method, m=a.m, tau=a.tau, step=a.step, iters=a.iters, seed=a.seed, sampling=a.sampling,
               batch=a.batch, send_indices=bool(a.send_indices), theory_step=False)
+    if s.sampling == "importance":
+        raise UsageError("--sampling importance (coordinate descent's variable-size block sets) runs in the "
+                         "simulator and the reference only; the MPI ranks take 'cd' with --sampling shared")
     timeout = check_float("timeout", a.timeout, nonnegative=True)
     if a.x0 is None:
         x0 = np.zeros(d)
@@ -467,7 +470,7 @@ def _master_async(comm, cfg, s, watchdog, fail):
     problem, rule, blocks = s.problem, s.method.rule, s.blocks
     n, d = problem.n, problem.d
     sampler, rec = s.sampler(), s.recorder()      # the minibatches are the workers' own
-    state = rule.master_init(cfg.x0.copy(), problem, s.step)
+    state = rule.start(s, cfg.x0.copy())
     scale = cfg.m / cfg.tau
     count = np.zeros(n, dtype=np.int64)
     since = np.zeros(n, dtype=np.int64)
@@ -573,7 +576,7 @@ def _master(comm, cfg, s, watchdog, fail):
     scale = (cfg.m / cfg.tau) / n
     rec = s.recorder()
     eval_time = np.zeros(cfg.iters + 1)
-    state = rule.master_init(cfg.x0.copy(), problem, s.step)
+    state = rule.start(s, cfg.x0.copy())
     down = np.zeros(cfg.iters)
     nbytes_idx = len(pack_indices(np.zeros(cfg.tau, dtype=np.int64), cfg.m))
     idx_bufs = [np.empty(nbytes_idx, dtype=np.uint8) for _ in range(n)]

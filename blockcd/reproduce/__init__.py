@@ -16,6 +16,10 @@ a figure with :mod:`blockcd.plotting`, and returns a :class:`Result`:
 ``paper_part2``            non-convex ISGD, IASGD's saturation, asynchronous ISGD
 =========================  ================================================
 
+The paper's own twelve figures, regenerated as the paper ran them (its
+methods, steps, n and tau, each claim checked), are :mod:`blockcd.reproduce.paper`
+(``python -m blockcd reproduce --paper``, chapter 13).
+
 :func:`run_suite` runs a selection, writes each figure (PNG and PDF) and
 table (CSV) and returns the results; ``python -m blockcd reproduce`` is its
 command line (``python -m blockcd``).  Everything is a function of the
