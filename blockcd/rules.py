@@ -187,7 +187,7 @@ class ISSGDAsync(ISSGD):
     message alone, on arrival, and answers that worker only.
 
     Worker i computes its b-minibatch gradient at the point :math:`z_i` it last received and sends its
-    tau blocks (``send``, IS-SGD's).    The master keeps every worker's local iterate
+    tau blocks (``send``, IS-SGD's).  The master keeps every worker's local iterate
     :math:`x_i = z_i - \gamma \frac{m}{\tau} (g_i)_{U_i}` and their average :math:`w = \frac1n \sum_i x_i`;
     on an arrival from worker i (:meth:`arrive`) it replaces :math:`x_i`, moves w by
     :math:`(x_i^{new} - x_i^{old})/n` and sends :math:`z_i = \mathrm{prox}_{\gamma R}(w)` back to worker i.
