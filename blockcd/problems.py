@@ -390,7 +390,7 @@ class Problem:
         return self._curv * np.maximum(top, 0.0) / self.sizes + self.lam + 2.0 * self.nonconvex
 
     def block_smoothness(self, m: int) -> np.ndarray:
-        r"""Smoothness of f along each of the ``m`` contiguous blocks (:func:`blockcd.blocks.partition`), shape (m,).
+        r"""Smoothness of f along each of the ``m`` contiguous blocks (:func:`blockcd.partition`), shape (m,).
 
         :math:`L_j = \lambda_{\max}(H_{jj}) + \lambda`, the largest eigenvalue of block j's diagonal block
         of the curvature bound :math:`H = A^\top W A / n` (phi'' bounded by 1 for ridge, 1/4 for logistic);
