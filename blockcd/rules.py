@@ -91,7 +91,7 @@ class Rule:
 
     def start(self, s, x0: np.ndarray | None = None) -> State:
         """The master's state for the run set up by ``s`` (a :class:`blockcd.methods.Setup`): what the engines
-        call; by default :meth:`master_init` (x0: the start if not ``s.x0``)."""
+        call; by default ``master_init`` (x0: the start if not ``s.x0``)."""
         return self.master_init(s.x0 if x0 is None else x0, s.problem, s.step)
 
     def point(self, s: State) -> np.ndarray:

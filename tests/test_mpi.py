@@ -10,6 +10,7 @@ that guard is a safety net, not a timing assertion.
 from __future__ import annotations
 
 import math
+import re
 import subprocess
 import sys
 
@@ -210,12 +211,16 @@ def test_async_straggler_sends_less_and_is_late(tmp_path_factory):
 
 
 def test_async_max_delay_stops_the_job_naming_the_rank(tmp_path):
-    """--max-delay M: a worker more than M arrivals overdue ends the job, named; no history is written."""
+    """--max-delay M: a worker more than M arrivals overdue ends the job, named with its rank; no history is
+    written.  Worker 3 sleeps 50 ms per gradient, so it is late at once; on a loaded machine the scheduler
+    may hold back a fast worker as long, so the test asks for a late worker correctly named, not which."""
     out = tmp_path / "h.npz"
     proc = mpi.launch(5, wait=GUARD, check=False, out=out, quiet=True, timeout=60,
                       **dict(ASYNC, slow="4:0.05", max_delay=6))
     assert proc.returncode == mpi.EXIT_FAILED, proc.stderr
-    assert "worker 3 (rank 4) has not answered for 7 arrivals, more than --max-delay 6" in proc.stderr
+    hit = re.search(r"worker (\d) \(rank (\d)\) has not answered for 7 arrivals, more than --max-delay 6",
+                    proc.stderr)
+    assert hit and int(hit.group(2)) == int(hit.group(1)) + 1, proc.stderr
     assert not out.exists() and not list(tmp_path.iterdir())
 
 

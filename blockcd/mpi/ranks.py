@@ -494,7 +494,7 @@ def _master_async(comm, cfg, s, watchdog, fail):
         if cfg.max_delay is not None:
             late = np.flatnonzero(t - since > cfg.max_delay)
             if late.size:
-                j = int(late[0])
+                j = int(late[np.argmax((t - since)[late])])      # the most overdue
                 raise RuntimeError(f"worker {j} (rank {j + 1}) has not answered for {t - since[j]} arrivals, "
                                    f"more than --max-delay {cfg.max_delay}")
         watchdog.waiting = "a message from any worker"

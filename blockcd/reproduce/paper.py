@@ -38,7 +38,7 @@ q = τ/m is the paper's fraction, every worker's message is rescaled by m/τ):
   of :func:`blockcd.theory.cd_steps`.
 - **IASGD** (Figs. 7-8) is ``'is-asgd'`` with η = 1/(ρL) and ρ by grid search,
   as the paper says, its workers on the minibatch sizes of Fig. 5
-  (:func:`_asgd_batches`).  On logistic data the runs stall at a floor, so the
+  (``_asgd_batches``).  On logistic data the runs stall at a floor, so the
   figure of merit is the floor, as in Figs. 5-6, and the grid picks the rho with
   the lowest one; ASGD is n = 1 with the same minibatch size.
 - **Blocks.**  At nτ = 1 (Figs. 1, 2, 3, 5, 7, 9, 11) the d coordinates form m = n
