@@ -105,3 +105,17 @@ def test_book_case_times_each_chapter_and_reports_failures(tmp_path):
 def test_book_case_without_chapters(tmp_path):
     (row,) = bench._case_book(False, 1, root=tmp_path)
     assert row.met is None and row.note == "no chapters found"
+
+
+def test_book_case_finds_the_checkout_by_default(monkeypatch):
+    """Without ``root`` the case times the repository's own chapters (book/ beside the blockcd package),
+    not a book/ inside the package; the chapters' execution is stubbed out here."""
+    from pathlib import Path
+
+    import nbclient
+
+    monkeypatch.setattr(nbclient.NotebookClient, "execute", lambda self, **kw: None)
+    rows = bench._case_book(False, 1)
+    chapters = sorted((Path(__file__).resolve().parents[1] / "book").glob("*.ipynb"))
+    assert [r.case for r in rows] == [f"book: {p.name} (s)" for p in chapters] + ["book: all chapters (s)"]
+    assert len(chapters) >= 13
