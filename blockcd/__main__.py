@@ -23,14 +23,25 @@ def _name(value: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _seed(value: str) -> int:
-    try:
-        s = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"seed must be an integer >= 0, got {value!r}") from None
-    if s < 0:
-        raise argparse.ArgumentTypeError(f"seed must be an integer >= 0, got {s}")
-    return s
+def _int_arg(name: str, lo: int, hi: int | None = None):
+    """An argparse type: an integer in [lo, hi], else a usage error naming the option and the range."""
+    allowed = f"an integer >= {lo}" if hi is None else f"integers in {lo}..{hi}"
+
+    def parse(value: str) -> int:
+        try:
+            k = int(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be {allowed}, got {value!r}") from None
+        if k < lo or (hi is not None and k > hi):
+            raise argparse.ArgumentTypeError(f"{name} must be {allowed}, got {k}")
+        return k
+
+    return parse
+
+
+_seed = _int_arg("seed", 0)
+_seeds = _int_arg("seeds", 1)
+_figure = _int_arg("figures", 1, 12)
 
 
 def _tolerance(value: str) -> float:
@@ -83,24 +94,6 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def _seeds(value: str) -> int:
-    try:
-        k = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"seeds must be an integer >= 1, got {value!r}") from None
-    if k < 1:
-        raise argparse.ArgumentTypeError(f"seeds must be an integer >= 1, got {k}")
-    return k
-
-
-def _figure(value: str) -> int:
-    try:
-        k = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"figures must be integers in 1..12, got {value!r}") from None
-    if not 1 <= k <= 12:
-        raise argparse.ArgumentTypeError(f"figures must be integers in 1..12, got {k}")
-    return k
 
 
 def main(argv=None) -> int:

@@ -440,6 +440,10 @@ class Problem:
             return op.reduceat(v, self.offsets[:-1])
         return np.full(self.n, op.reduce(v))
 
+    def worker_means(self, v: np.ndarray) -> np.ndarray:
+        """(n,): each worker's mean of a per-row quantity ``v`` (one entry per stored row, padding weighed 0)."""
+        return self._by_worker(self._w * v, np.add)
+
     def local_smoothness(self, batch: int) -> np.ndarray:
         r"""Expected smoothness of each worker's b-nice minibatch estimator, shape (n,).
 
@@ -544,7 +548,7 @@ class Problem:
         if self.loss == "ridge":
             return math.inf
         norms = np.sqrt(self.row_norms2)
-        per = self._by_worker(self._w * norms, np.add)      # (1/l_i) sum_j ||a_j||
+        per = self.worker_means(norms)                      # (1/l_i) sum_j ||a_j||
         spectral = (self.L_i - self.lam - 2.0 * self.nonconvex) / self._curv   # ||A_i||_2^2 / l_i
         return float(np.mean(np.minimum(per**2, np.maximum(spectral, 0.0))))
 
@@ -566,7 +570,7 @@ class Problem:
         Gs, xs = self.local_grads_star, self.x_star
         deriv = dphi(self.loss, self._margins(xs), self._t)
         # per worker: (1/l) sum_j dphi_j^2 ||a_j||^2 - ||grad f_i(x*) - lam x*||^2
-        mom = self._by_worker(self._w * deriv**2 * self.row_norms2, np.add)
+        mom = self.worker_means(deriv**2 * self.row_norms2)
         data = Gs - self.lam * xs
         var = np.maximum(mom - np.sum(data**2, axis=1), 0.0)
         l = self.sizes.astype(float)
@@ -938,7 +942,8 @@ def paper_quadratic(n_workers: int, d: int = 100, o: int = 10, *, seed: int = 0)
                  name=name)
 
 
-def _standardize(X: np.ndarray) -> np.ndarray:
+def standardize(X: np.ndarray) -> np.ndarray:
+    """Columns of X centred and scaled to unit standard deviation; constant columns are dropped."""
     X = np.asarray(X, dtype=np.float64)
     sd = X.std(axis=0)
     keep = sd > 0
@@ -950,7 +955,7 @@ def breast_cancer(n_workers: int, *, lam: float = 1e-2, split: str = "iid", seed
     from sklearn.datasets import load_breast_cancer
 
     X, y = load_breast_cancer(return_X_y=True)
-    return logistic(_standardize(X), y, n_workers=n_workers, lam=lam, split=split, seed=seed,
+    return logistic(standardize(X), y, n_workers=n_workers, lam=lam, split=split, seed=seed,
                     name="breast cancer (logistic)", reg=reg)
 
 
@@ -960,7 +965,7 @@ def digits(n_workers: int, *, lam: float = 1e-2, split: str = "iid", seed: int =
     from sklearn.datasets import load_digits
 
     X, y = load_digits(return_X_y=True)
-    return logistic(_standardize(X), (y >= 5).astype(float), n_workers=n_workers, lam=lam, split=split,
+    return logistic(standardize(X), (y >= 5).astype(float), n_workers=n_workers, lam=lam, split=split,
                     seed=seed, name="digits 0-4 vs 5-9 (logistic)", reg=reg)
 
 

@@ -848,7 +848,7 @@ def local_variance_bound(problem, batch: int | None = None) -> float:
         return 0.0
     if problem.loss == "ridge":
         return math.inf
-    mean_norm2 = problem._by_worker(problem._w * problem.row_norms2, np.add)
+    mean_norm2 = problem.worker_means(problem.row_norms2)
     return float(np.mean(factor * mean_norm2))
 
 

@@ -239,7 +239,7 @@ def _stand_in(name: str):
         y = (y >= 5).astype(float)
     else:
         X, y = load_breast_cancer(return_X_y=True)
-    X = problems._standardize(X)
+    X = problems.standardize(X)
     return X / np.linalg.norm(X, axis=1, keepdims=True), y
 
 
