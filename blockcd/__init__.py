@@ -21,6 +21,7 @@ experiments  seeded sweeps shared by the chapters and ``python -m blockcd reprod
 compare   top-k and shared rand-k compressors, for the fair comparison of chapter 3
 network   round-time model and link/model presets (chapter 9)
 plotting  the book's figures, one colour and marker per method
+report    how a chapter prints a check: ``agree``, ``below``, ``table``
 widgets   the book's interactive explorers (``widgets.show(name)``)
 mpi       the same methods on MPI (``mpiexec -n K python -m blockcd.mpi``)
 torch     DDP communication hook (optional, ``pip install blockcd[torch]``; chapter 11)

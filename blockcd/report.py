@@ -1,0 +1,148 @@
+"""How the book prints a check: one line per comparison, one layout for tables.
+
+Every numerical check in a chapter compares a measured number with a predicted
+one and asserts that they agree within a stated tolerance.  The functions here
+print that comparison in one layout and return whether it holds, so the
+chapter's cell still ends in a visible ``assert``::
+
+    assert report.agree("K(m/n)/K(m)", measured, predicted, rel=0.15)
+    assert report.below("E||g||^2 / (2 D)", worst, bound)
+    report.table(["tau", "measured", "predicted"], rows)
+
+The tolerances themselves (Monte-Carlo standard errors, the 15% rule for
+iteration counts) are chosen in the chapters and explained in the book's
+introduction, "How this book checks its claims".  Nothing here computes a
+result; it only prints and compares.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ._validate import check_float, check_int
+
+__all__ = ["agree", "below", "fmt", "table"]
+
+
+def fmt(value: Any, spec: str = ".3g") -> str:
+    """Format one cell: numbers with ``spec`` (integers exactly), anything else with ``str``."""
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    if isinstance(value, numbers.Real):
+        return format(float(value), spec)
+    return str(value)
+
+
+def _real(name: str, value: Any) -> float:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
+    return float(value)
+
+
+def agree(label: str, measured: float, predicted: float, *, rel: float | None = None,
+          tol: float | None = None, se: float | None = None, k: float = 3.0, spec: str = ".3g") -> bool:
+    """Print ``label: measured X, predicted Y (...)`` and return whether they agree.
+
+    Exactly one tolerance is given:
+
+    - ``rel``: ``|X / Y - 1| <= rel`` (iteration counts, ratios);
+    - ``tol``: ``|X - Y| <= tol`` (exact identities, to rounding);
+    - ``se``: ``|X - Y| <= k se``, a Monte-Carlo estimate with standard error ``se``.
+
+    Parameters
+    ----------
+    label : str
+        What is compared, in the chapter's symbols.
+    measured, predicted : float
+        The two numbers; ``predicted`` must be nonzero for ``rel``.
+    rel, tol, se : float, optional
+        The tolerance, exactly one of them, >= 0.
+    k : float
+        Standard errors allowed with ``se`` (default 3), > 0.
+    spec : str
+        Format of the numbers (default ``.3g``).
+
+    Returns
+    -------
+    bool
+        Whether the comparison holds; the chapter asserts it.
+    """
+    if not isinstance(label, str):
+        raise TypeError(f"label must be a string, got {type(label).__name__}")
+    x, y = _real("measured", measured), _real("predicted", predicted)
+    given = [(name, v) for name, v in (("rel", rel), ("tol", tol), ("se", se)) if v is not None]
+    if len(given) != 1:
+        raise ValueError(f"give exactly one of rel, tol, se; got {[n for n, _ in given] or 'none'}")
+    name, value = given[0]
+    value = check_float(name, value, nonnegative=True)
+    k = check_float("k", k, positive=True)
+    if name == "rel":
+        if y == 0:
+            raise ValueError("predicted must be nonzero for a relative tolerance (rel); use tol")
+        dev = x / y - 1
+        ok = abs(dev) <= value
+        how = f"{dev:+.1%}, within {value:.0%}"
+    elif name == "tol":
+        dev = abs(x - y)
+        ok = dev <= value
+        how = f"difference {dev:.1e}, within {value:.0e}"
+    else:
+        dev = abs(x - y) / value if value > 0 else (0.0 if x == y else math.inf)
+        ok = dev <= k
+        how = f"{dev:.1f} s.e. of {format(value, '.2g')}, within {format(k, 'g')}"
+    ok = bool(ok and math.isfinite(x))
+    print(f"{label}: measured {format(x, spec)}, predicted {format(y, spec)} ({how}){'' if ok else '  FAILS'}")
+    return ok
+
+
+def below(label: str, measured: float, bound: float, *, spec: str = ".3g") -> bool:
+    """Print ``label: measured X <= bound Y (X/Y of the bound)`` and return whether ``X <= Y``."""
+    if not isinstance(label, str):
+        raise TypeError(f"label must be a string, got {type(label).__name__}")
+    x, y = _real("measured", measured), _real("bound", bound)
+    ok = bool(math.isfinite(x) and x <= y)
+    share = f"{x / y:.0%} of the bound" if y > 0 and math.isfinite(y) else "bound"
+    print(f"{label}: measured {format(x, spec)} <= {format(y, spec)} ({share}){'' if ok else '  FAILS'}")
+    return ok
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[Any]], *, spec: str | Sequence[str] = ".3g",
+          width: int = 0) -> None:
+    """Print ``rows`` under ``header`` in right-aligned columns.
+
+    Parameters
+    ----------
+    header : sequence of str
+        Column names.
+    rows : sequence of sequences
+        One entry per column in each row; numbers are formatted with ``spec``
+        (integers exactly), anything else with ``str``.
+    spec : str or sequence of str
+        One format for every column, or one per column.
+    width : int
+        Smallest column width (default: as wide as the widest cell), >= 0.
+    """
+    header = [str(h) for h in header]
+    if not header:
+        raise ValueError("header must name at least one column")
+    specs = [spec] * len(header) if isinstance(spec, str) else list(spec)
+    if len(specs) != len(header):
+        raise ValueError(f"spec must be one format or {len(header)} (one per column), got {len(specs)}")
+    width = check_int("width", width, lo=0)
+    cells = []
+    for i, row in enumerate(rows):
+        row = list(row)
+        if len(row) != len(header):
+            raise ValueError(f"rows[{i}] has {len(row)} entries, the header {len(header)}")
+        cells.append([fmt(v, s) for v, s in zip(row, specs)])
+    widths = [max([width, len(h)] + [len(r[j]) for r in cells]) for j, h in enumerate(header)]
+    print("  ".join(h.rjust(w) for h, w in zip(header, widths)))
+    for r in cells:
+        print("  ".join(c.rjust(w) for c, w in zip(r, widths)))
