@@ -36,7 +36,8 @@ What each rank does:
   (``MPI_Abort``, non-zero exit); ``--timeout`` aborts a job whose iteration
   stalls.
 
-The rank programs are ``blockcd.mpi.ranks``; they run the update rules of
+The rank programs are ``blockcd.mpi.ranks`` (their command line ``blockcd.mpi.cli``, their
+messages ``blockcd.mpi.wire``); they run the update rules of
 :mod:`blockcd.rules` with each worker's own oracle (``problem.worker(i)``), as
 the per-worker reference does.  Importing this package does not import
 ``mpi4py``; only the ranks started by ``mpiexec`` do.  The helpers :func:`mpiexec`, :func:`launch`,
@@ -44,20 +45,11 @@ the per-worker reference does.  Importing this package does not import
 (a notebook, a test).
 """
 
+from .cli import EXIT_FAILED, EXIT_TIMEOUT, EXIT_USAGE, PROBLEMS, UsageError, build_problem, worker_rows
 from .launch import Measurements, launch, load_measurements, mpiexec
-from .ranks import (
-    EXIT_FAILED,
-    EXIT_TIMEOUT,
-    EXIT_USAGE,
-    PROBLEMS,
-    UsageError,
-    build_problem,
-    main,
-    pack_indices,
-    unpack_indices,
-    worker_rows,
-)
+from .ranks import main
 from .straggler import compare as compare_straggler
+from .wire import pack_indices, unpack_indices
 
 __all__ = [
     "EXIT_FAILED",

@@ -1,337 +1,26 @@
-"""The MPI rank programs: the master (rank 0) and the workers, and the command line.
+"""The MPI rank programs: the master (rank 0) and the workers.
 
 What ``mpiexec -n K python -m blockcd.mpi`` runs on each rank (see the
 package docstring of :mod:`blockcd.mpi`).  Imports ``mpi4py`` only inside
-the ranks.  The launcher and the measurements are :mod:`blockcd.mpi.launch`.
+the ranks.  The command line is :mod:`blockcd.mpi.cli`, the message formats
+:mod:`blockcd.mpi.wire`, the launcher and the measurements :mod:`blockcd.mpi.launch`.
 """
 
 
-from __future__ import annotations
-
-import argparse
 import json
-import math
 import sys
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from .. import problems as _problems
-from .. import regularizers as _regularizers
 from .. import theory
-from .._validate import check_choice, check_float, check_int
-from ..methods import Setup, setup
 from ..reference import Selection, add_sent
 from ..rules import Received
-
-#: problems the command line can build, and the options each accepts
-PROBLEMS = {
-    "synthetic": ("rows_per_worker", "d", "loss", "cond", "heterogeneity", "interpolating", "noise",
-                  "lam", "split", "data_seed", "reg"),
-    "breast-cancer": ("lam", "split", "data_seed", "reg"),
-    "digits": ("lam", "split", "data_seed", "reg"),
-    "libsvm": ("path", "loss", "lam", "split", "data_seed", "n_features", "reg"),
-}
-#: exit status of invalid arguments (as argparse) and of a failed or stalled job
-EXIT_USAGE = 2
-EXIT_FAILED = 1
-EXIT_TIMEOUT = 124
-#: message tags: values, packed indices
-_TAG_VALUES = 1
-_TAG_INDICES = 2
-#: asynchronous IS-SGD: the master's answer to one worker (its new point), and the order to stop
-_TAG_POINT = 3
-_TAG_STOP = 4
-
-
-class UsageError(ValueError):
-    """An invalid command line (raised identically on every rank)."""
-
-
-# ---------------------------------------------------------------- problems
-def build_problem(name: str, n_workers: int, **options: Any) -> _problems.Problem:
-    """Build the problem a ``blockcd.mpi`` job runs on, as every rank does.
-
-    ``name`` is one of ``PROBLEMS`` (``'synthetic'``, ``'breast-cancer'``,
-    ``'digits'``, ``'libsvm'``); ``options`` are that builder's keyword
-    arguments, with ``data_seed`` for its ``seed`` (the run's ``seed`` drives
-    the block choices, as in :func:`blockcd.run`).  Options left at ``None``
-    take the builder's default.  Use it to build, in a notebook or a test, the
-    same problem an MPI job with ``n_workers = K - 1`` ran on.
-
-    Raises
-    ------
-    ValueError
-        for an unknown problem name or an option that the problem does not take.
-    """
-    name = check_choice("problem", name, tuple(PROBLEMS))
-    n_workers = check_int("n_workers", n_workers, 1)
-    given = {k: v for k, v in options.items() if v is not None and v is not False}
-    unknown = [k for k in given if k not in PROBLEMS[name]]
-    if unknown:
-        flags = ", ".join("--" + k.replace("_", "-") for k in unknown)
-        allowed = ", ".join("--" + k.replace("_", "-") for k in PROBLEMS[name])
-        verb = "does" if len(unknown) == 1 else "do"
-        raise ValueError(f"{flags} {verb} not apply to --problem {name} (it takes {allowed})")
-    kw = dict(given)
-    if "data_seed" in kw:
-        kw["seed"] = kw.pop("data_seed")
-    if isinstance(kw.get("reg"), str):  # the command line's KIND:WEIGHT
-        kw["reg"] = _regularizers.parse(kw["reg"])
-    if name == "synthetic":
-        rows = kw.pop("rows_per_worker", 50)
-        d = kw.pop("d", 40)
-        return _problems.synthetic(n_workers, rows, d, **kw)
-    if name == "breast-cancer":
-        return _problems.breast_cancer(n_workers, **kw)
-    if name == "digits":
-        return _problems.digits(n_workers, **kw)
-    if "path" not in kw:
-        raise ValueError("--problem libsvm needs --path FILE (a LIBSVM/svmlight file readable on every rank)")
-    path = kw.pop("path")
-    if not Path(path).is_file():
-        raise ValueError(f"--path {path!r} is not a readable file")
-    return _problems.load_libsvm(path, n_workers=n_workers, **kw)
-
-
-def worker_rows(problem: _problems.Problem, i: int):
-    """Worker i's own rows ``A_i`` and targets ``t_i``: ``problem.worker(i)``'s (chapter 10)."""
-    if not isinstance(problem, _problems.Problem):
-        raise TypeError(f"problem must be a blockcd Problem, got {type(problem).__name__}")
-    w = problem.worker(i)
-    return w.A, w.t
-
-
-# ---------------------------------------------------------------- command line
-class _Parser(argparse.ArgumentParser):
-    """Raises on errors and prints help on one rank only (``show``), so K ranks do not print K copies."""
-
-    show = True
-
-    def error(self, message):
-        raise UsageError(message)
-
-    def _print_message(self, message, file=None):
-        if self.show:
-            super()._print_message(message, file)
-
-
-def _fail_at(text: str):
-    parts = text.split(":")
-    try:
-        if len(parts) not in (2, 3) or (len(parts) == 3 and parts[2] not in ("raise", "hang")):
-            raise ValueError
-        return int(parts[0]), int(parts[1]), parts[2] if len(parts) == 3 else "raise"
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected RANK:ITERATION[:raise|hang], got {text!r}") from None
-
-
-def _step(text: str):
-    if text == "decreasing":
-        return text
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number or 'decreasing', got {text!r}") from None
-
-
-def _slow(text: str):
-    parts = text.split(":")
-    try:
-        if len(parts) != 2:
-            raise ValueError
-        rank, seconds = int(parts[0]), float(parts[1])
-        if not (math.isfinite(seconds) and seconds >= 0):
-            raise ValueError
-        return rank, seconds
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected RANK:SECONDS (seconds >= 0), got {text!r}") from None
-
-
-def _parser(show: bool = True) -> argparse.ArgumentParser:
-    p = _Parser(
-        prog="mpiexec -n K python -m blockcd.mpi",
-        description="Run a method of blockcd on MPI: rank 0 is the master, ranks 1..K-1 the n = K-1 "
-        "workers. Method arguments are those of blockcd.run.",
-    )
-    g = p.add_argument_group("method (as blockcd.run)")
-    g.add_argument("--method", required=True, help="ibcd, is-sgd, isega, is-saga, is-asgd, ibgd, isaga-local, "
-                   "isaga-shared, is-sgd-async (aliases gd, dense, sgd, saga, asgd; the dense method is tau = m)")
-    g.add_argument("--m", type=int, required=True, help="number of blocks, 1 <= m <= d")
-    g.add_argument("--tau", type=int, required=True, help="blocks each worker sends per round, 1 <= tau <= m")
-    g.add_argument("--step", type=_step, default=None,
-                   help="step size (is-asgd: eta), or 'decreasing' (is-sgd: the theory's schedule 1/(a + c k)); "
-                   "default: the theory's constant step")
-    g.add_argument("--iters", type=int, required=True,
-                   help="rounds; for is-sgd-async, messages the master applies (arrivals)")
-    g.add_argument("--seed", type=int, default=0, help="seed of the block choices and minibatches")
-    g.add_argument("--sampling", default="independent", help="independent or shared ('cd': shared)")
-    g.add_argument("--batch", type=int, default=None, help="minibatch size of is-sgd and is-saga (default 1)")
-    g.add_argument("--x0", default=None, help=".npy file with the starting point (default: zeros)")
-    g.add_argument("--send-indices", action="store_true",
-                   help="send each worker's block indices (ceil(log2 m) bits each) instead of regenerating them")
-    q = p.add_argument_group("problem (built on every rank; workers keep their own rows)")
-    q.add_argument("--problem", default="synthetic", help="synthetic, breast-cancer, digits or libsvm")
-    q.add_argument("--rows-per-worker", type=int, default=None)
-    q.add_argument("--d", type=int, default=None)
-    q.add_argument("--loss", default=None, help="ridge or logistic")
-    q.add_argument("--cond", type=float, default=None)
-    q.add_argument("--heterogeneity", type=float, default=None)
-    q.add_argument("--interpolating", action="store_true")
-    q.add_argument("--noise", type=float, default=None)
-    q.add_argument("--lam", type=float, default=None)
-    q.add_argument("--split", default=None, help="iid, sorted, identical (alias shared: every worker reads all "
-                   "rows, as isaga-shared needs) or contiguous")
-    q.add_argument("--data-seed", type=int, default=None, help="seed of the data and of the split")
-    q.add_argument("--path", default=None, help="LIBSVM file (--problem libsvm)")
-    q.add_argument("--n-features", type=int, default=None)
-    q.add_argument("--reg", default=None, help="regulariser KIND:WEIGHT, l1:W or l2norm:W (isega and "
-                   "is-sgd-async: the prox is the master's)")
-    o = p.add_argument_group("output and faults")
-    o.add_argument("--out", default=None, help="history file to write (.npz), readable by blockcd.History.load")
-    o.add_argument("--quiet", action="store_true", help="do not print the summary line")
-    o.add_argument("--timeout", type=float, default=0.0,
-                   help="abort the job when one iteration takes longer than this many seconds (0: never)")
-    o.add_argument("--fail-at", type=_fail_at, default=None, metavar="RANK:ITER[:raise|hang]",
-                   help="for testing the fault handling: make RANK raise (or hang) at iteration ITER")
-    o.add_argument("--slow", type=_slow, action="append", default=[], metavar="RANK:SECONDS",
-                   help="make worker rank RANK a straggler: it sleeps SECONDS before each gradient (repeatable)")
-    o.add_argument("--max-delay", type=int, default=None, metavar="M",
-                   help="is-sgd-async: abort, naming the rank, when a worker's message is more than M arrivals late")
-    p.show = show
-    return p
-
-
-@dataclass
-class _Config:
-    """The command line: the run's arguments (``run``, checked by :func:`blockcd.methods.setup` as
-    :func:`blockcd.run` checks them: ``cfg.m``, ``cfg.tau``, ``cfg.step``, ... read them) and the job's own."""
-
-    run: Setup
-    problem_name: str
-    problem_options: dict
-    out: Path | None
-    quiet: bool
-    timeout: float
-    fail_at: tuple | None
-    slow: dict
-    max_delay: int | None
-
-    @property
-    def method(self) -> str:
-        return self.run.method.name
-
-    def __getattr__(self, name):
-        if name == "run":
-            raise AttributeError(name)
-        return getattr(self.run, name)
-
-
-def _configure(argv: Sequence[str], ranks: int, show: bool = True):
-    """Parse and check the command line and build the problem: the same on every rank, no messages."""
-    a = _parser(show).parse_args(list(argv))
-    if ranks < 2:
-        raise UsageError(
-            f"needs at least 2 MPI ranks (one master, one worker), got {ranks}; "
-            "run it as: mpiexec -n K python -m blockcd.mpi ..."
-        )
-    n = ranks - 1
-    if not isinstance(a.method, str):
-        raise UsageError("--method is required")
-    options = {k: getattr(a, k) for k in PROBLEMS["synthetic"] + PROBLEMS["libsvm"]}
-    problem = build_problem(a.problem, n, **options)
-    d = problem.d
-    # the checks of blockcd.run, once for every method; the theory's step is the master's (_master_setup)
-    s = setup(problem, a.method, m=a.m, tau=a.tau, step=a.step, iters=a.iters, seed=a.seed, sampling=a.sampling,
-              batch=a.batch, send_indices=bool(a.send_indices), theory_step=False)
-    if s.sampling == "importance":
-        raise UsageError("--sampling importance (coordinate descent's variable-size block sets) runs in the "
-                         "simulator and the reference only; the MPI ranks take 'cd' with --sampling shared")
-    timeout = check_float("timeout", a.timeout, nonnegative=True)
-    if a.x0 is None:
-        x0 = np.zeros(d)
-    else:
-        x0 = np.load(a.x0, allow_pickle=False)
-        if x0.shape != (d,) or not np.all(np.isfinite(x0)):
-            raise UsageError(f"--x0 must hold a finite vector of shape ({d},), got shape {x0.shape}")
-        x0 = x0.astype(np.float64)
-    if a.fail_at is not None:
-        r, k, _ = a.fail_at
-        check_int("--fail-at rank", r, 0, ranks - 1)
-        check_int("--fail-at iteration", k, 0, s.iters - 1)
-    slow = {}
-    for r, sec in a.slow:
-        slow[check_int("--slow rank (a worker)", r, 1, ranks - 1)] = sec
-    max_delay = None
-    if a.max_delay is not None:
-        if not s.method.asynchronous:
-            raise UsageError(f"--max-delay applies to is-sgd-async only, not to {s.method.name!r}")
-        max_delay = check_int("--max-delay", a.max_delay, n - 1)
-    out = None
-    if a.out is not None:
-        out = Path(a.out)
-        if out.suffix != ".npz":
-            raise UsageError(f"--out must end in .npz, got {a.out!r}")
-        if not out.parent.is_dir():
-            raise UsageError(f"--out: directory {str(out.parent)!r} does not exist")
-    spec = {k: v for k, v in options.items() if v is not None and v is not False}
-    s.x0 = x0
-    return _Config(s, a.problem, spec, out, bool(a.quiet), timeout, a.fail_at, slow, max_delay)
-
-
-# ---------------------------------------------------------------- messages
-def _index_bits(m: int) -> int:
-    return math.ceil(math.log2(m)) if m > 1 else 1
-
-
-def pack_indices(idx, m: int) -> np.ndarray:
-    r"""Pack block indices into :math:`\lceil \tau \lceil\log_2 m\rceil / 8\rceil` bytes.
-
-    The message ``--send-indices`` adds to a worker's values (chapter 10): each
-    index takes :math:`\lceil\log_2 m\rceil` bits (least significant first),
-    the bits of all tau indices are concatenated and padded to whole bytes, so
-    the size is that of :func:`blockcd.theory.index_bits` rounded up to bytes.
-
-    Parameters
-    ----------
-    idx : array of ints, shape (tau,)
-        Block indices, each in ``0 .. m - 1``.
-    m : int >= 1
-        Number of blocks.
-
-    Returns
-    -------
-    ndarray of uint8
-    """
-    m = check_int("m", m, 1)
-    idx = np.asarray(idx)
-    if idx.ndim != 1 or not np.issubdtype(idx.dtype, np.integer):
-        raise TypeError(f"idx must be a 1-D array of integers, got {idx.dtype} of shape {idx.shape}")
-    if idx.size and (idx.min() < 0 or idx.max() >= m):
-        raise ValueError(f"idx must hold block indices in [0, {m - 1}]")
-    bits = _index_bits(m)
-    b = (idx.astype(np.int64)[:, None] >> np.arange(bits)) & 1
-    return np.packbits(b.astype(np.uint8).ravel())
-
-
-def unpack_indices(buf, tau: int, m: int) -> np.ndarray:
-    """The tau block indices packed by :func:`pack_indices` (int64 array of shape (tau,)).
-
-    Raises ``ValueError`` if ``buf`` is shorter than tau ceil(log2 m) bits.
-    """
-    m = check_int("m", m, 1)
-    tau = check_int("tau", tau, 1, m)
-    buf = np.asarray(buf, dtype=np.uint8)
-    bits = _index_bits(m)
-    if buf.size * 8 < tau * bits:
-        raise ValueError(f"buf holds {buf.size} bytes, fewer than the {tau * bits} bits of {tau} indices")
-    b = np.unpackbits(buf)[: tau * bits].reshape(tau, bits).astype(np.int64)
-    return b @ (1 << np.arange(bits))
+from .cli import EXIT_FAILED, EXIT_TIMEOUT, EXIT_USAGE, UsageError, _configure
+from .wire import TAG_INDICES, TAG_POINT, TAG_STOP, TAG_VALUES, pack_indices, unpack_indices
 
 
 class _Clock:
@@ -416,9 +105,9 @@ def _worker(comm, cfg, own, parts, watchdog, fail, slow=0.0):
         clock.lap(clock.compute, k)
         if cfg.send_indices and not dense:
             packed = pack_indices(chosen, cfg.m)
-            comm.Send(packed, dest=0, tag=_TAG_INDICES)
+            comm.Send(packed, dest=0, tag=TAG_INDICES)
             up[k] += packed.nbytes
-        comm.Send(vals, dest=0, tag=_TAG_VALUES)
+        comm.Send(vals, dest=0, tag=TAG_VALUES)
         up[k] += vals.nbytes
         clock.lap(clock.comm, k)
     return clock, up
@@ -448,14 +137,14 @@ def _worker_async(comm, cfg, own, parts, watchdog, fail, slow):
         vals, _ = rule.send(own, None, x, idx, Selection(coords))
         vals = np.ascontiguousarray(vals, dtype=np.float64)
         t1 = time.perf_counter()
-        req = comm.Isend(vals, dest=0, tag=_TAG_VALUES)
+        req = comm.Isend(vals, dest=0, tag=TAG_VALUES)
         comm.Recv(x, source=0, tag=MPI.ANY_TAG, status=st)
         req.Wait()
         up += vals.nbytes
         t_compute += t1 - t0
         t_comm += time.perf_counter() - t1
         k += 1
-        if st.Get_tag() == _TAG_STOP:
+        if st.Get_tag() == TAG_STOP:
             return k, up, t_compute, t_comm
 
 
@@ -498,7 +187,7 @@ def _master_async(comm, cfg, s, watchdog, fail):
                 raise RuntimeError(f"worker {j} (rank {j + 1}) has not answered for {t - since[j]} arrivals, "
                                    f"more than --max-delay {cfg.max_delay}")
         watchdog.waiting = "a message from any worker"
-        comm.Recv(buf, source=MPI.ANY_SOURCE, tag=_TAG_VALUES, status=st)
+        comm.Recv(buf, source=MPI.ANY_SOURCE, tag=TAG_VALUES, status=st)
         i = st.Get_source() - 1
         chosen = sampler.worker_blocks(int(count[i]), i)
         coords = None if chosen.size == cfg.m else blocks.coords(chosen)
@@ -516,7 +205,7 @@ def _master_async(comm, cfg, s, watchdog, fail):
         z = rule.arrive(state, i, coords, buf[:size], scale, g)
         reqs[i].Wait()                                   # the previous answer to worker i has left
         out[i][:] = z
-        reqs[i] = comm.Isend(out[i], dest=i + 1, tag=_TAG_POINT)
+        reqs[i] = comm.Isend(out[i], dest=i + 1, tag=TAG_POINT)
         down += out[i].nbytes
         count[i] += 1
         since[i] = t + 1
@@ -530,10 +219,10 @@ def _master_async(comm, cfg, s, watchdog, fail):
         left = np.flatnonzero(~stopped)
         watchdog.tick(cfg.iters)
         watchdog.waiting = "the last message of " + ", ".join(f"worker {j} (rank {j + 1})" for j in left)
-        comm.Recv(buf, source=MPI.ANY_SOURCE, tag=_TAG_VALUES, status=st)
+        comm.Recv(buf, source=MPI.ANY_SOURCE, tag=TAG_VALUES, status=st)
         i = st.Get_source() - 1
         reqs[i].Wait()
-        reqs[i] = comm.Isend(stop, dest=i + 1, tag=_TAG_STOP)
+        reqs[i] = comm.Isend(stop, dest=i + 1, tag=TAG_STOP)
         stopped[i] = True
     MPI.Request.Waitall(reqs)
     watchdog.waiting = None
@@ -610,13 +299,13 @@ def _master(comm, cfg, s, watchdog, fail):
             coords = [blocks.coords(chosen[i]) for i in range(n)]
         clock.lap(clock.compute, k)
         if cfg.send_indices and not dense:
-            MPI.Request.Waitall([comm.Irecv(idx_bufs[i], source=i + 1, tag=_TAG_INDICES) for i in range(n)])
+            MPI.Request.Waitall([comm.Irecv(idx_bufs[i], source=i + 1, tag=TAG_INDICES) for i in range(n)])
             clock.lap(clock.comm, k)
             coords = [blocks.coords(unpack_indices(idx_bufs[i], cfg.tau, cfg.m)) for i in range(n)]
             clock.lap(clock.compute, k)
         bufs = [np.empty(d if c is None else c.size) for c in coords]
         statuses = [MPI.Status() for _ in bufs]
-        reqs = [comm.Irecv(b, source=i + 1, tag=_TAG_VALUES) for i, b in zip(senders, bufs)]
+        reqs = [comm.Irecv(b, source=i + 1, tag=TAG_VALUES) for i, b in zip(senders, bufs)]
         MPI.Request.Waitall(reqs, statuses)
         clock.lap(clock.comm, k)
         for i, st, b in zip(senders, statuses, bufs):

@@ -15,8 +15,8 @@ import numpy as np
 from .. import theory
 from .._validate import check_float, check_int, check_seed
 from ..history import History
+from .cli import build_problem
 from .launch import launch, load_measurements
-from .ranks import build_problem
 
 
 def _first(dist2: np.ndarray, eps: float) -> int | None:
