@@ -74,14 +74,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from .._validate import check_float, check_seed
-from .claims import (
-    independent_vs_shared,
-    iterations_vs_tau,
-    ninety_nine,
-    paper_methods,
-    real_data,
-    where_it_breaks,
-)
+from .breaks import where_it_breaks
+from .claims import independent_vs_shared, iterations_vs_tau, ninety_nine, real_data
 from .core import (
     _PLANS,
     BATCH,
@@ -102,6 +96,7 @@ from .core import (
 )
 from .decreasing import decreasing_step
 from .part2 import paper_part2
+from .variants import paper_methods
 
 __all__ = [
     "BATCH",
