@@ -420,6 +420,36 @@ class SharedRows:
         return self._pick(self.stream.worker_uniforms(k, 0))[i : i + 1]
 
 
+def minibatch_theta(l, b: int):
+    r"""The variance factor of a b-minibatch drawn without replacement from l rows.
+
+    .. math:: \theta = \frac{l - b}{b\,(l - 1)},
+
+    so that the mean of b of l vectors, drawn without replacement, has variance
+    :math:`\theta` times the variance of one of them (0 at b = l; 1 at b = 1).
+    Chapters 5 and 6 use it in the minibatch constants (:math:`\theta L_s \le
+    \mathcal{L}_{\text{loc}}`).
+
+    Parameters
+    ----------
+    l : int or array of ints >= b
+        Rows per worker (one per worker for an array); l = 1 gives 0.
+    b : int >= 1
+        Minibatch size.
+
+    Returns
+    -------
+    float, or ndarray of floats of the shape of ``l``
+    """
+    b = check_int("b", b, 1)
+    la = np.asarray(l)
+    if not np.issubdtype(la.dtype, np.number) or np.any(la < b):
+        raise ValueError(f"l must hold row counts >= b = {b}, got {l!r}")
+    la = la.astype(float)
+    theta = np.where(la > 1, (la - b) / (b * np.maximum(la - 1, 1)), 0.0)
+    return float(theta) if theta.ndim == 0 else theta
+
+
 def sparsify(
     G: np.ndarray,
     m: int,

@@ -46,6 +46,7 @@ from ._validate import (
     check_seed,
     check_vector,
 )
+from .blocks import minibatch_theta
 from .oracle import Worker, Workers, dphi, dpsi
 from .regularizers import Regularizer, prox_gradient
 
@@ -455,7 +456,7 @@ class Problem:
         l = self.sizes.astype(float)
         with np.errstate(invalid="ignore", divide="ignore"):
             a = np.where(l > 1, l * (batch - 1) / (batch * (l - 1)), 1.0)
-            c = np.where(l > 1, (l - batch) / (batch * (l - 1)), 0.0)
+            c = minibatch_theta(l, batch)
         return a * self.L_i + c * self.L_sample
 
     @cached_property

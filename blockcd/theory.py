@@ -62,6 +62,7 @@ import numpy as np
 
 from . import registry
 from ._validate import check_choice, check_float, check_int, check_vector
+from .blocks import minibatch_theta
 
 METHODS = registry.METHODS
 #: constants of the Lyapunov proofs (chapter 6); loose, see the module docstring
@@ -591,7 +592,7 @@ def _is_saga_memory0(problem, m, tau, batch, x0) -> float:
     tables filled at x0, so A^0 = (1/n) sum_i (1/l_i) sum_j ||grad f_ij(x0) - grad f_ij(x*)||^2."""
     b = 1 if batch is None else batch
     n, l, w = problem.n, problem.l_max, omega(m, tau)
-    theta = 0.0 if b >= l else (l - b) / (b * (l - 1))     # variance of a sample mean without replacement
+    theta = 0.0 if b >= l else minibatch_theta(l, b)
     c, a = 4.0 * w * m / (n * tau), 4.0 * l * theta * (1.0 + 6.0 * w) / (b * n)
     H0 = float(np.mean(np.sum(problem.local_grads_star ** 2, axis=1)))
     xs, lam, A0 = problem.x_star, problem.lam, 0.0
@@ -843,7 +844,7 @@ def local_variance_bound(problem, batch: int | None = None) -> float:
     """
     b = 1 if batch is None else check_int("batch", batch, 1, int(problem.sizes.min()))
     l = problem.sizes.astype(float)
-    factor = np.where(l > 1, (l - b) / (b * np.maximum(l - 1, 1)), 0.0)
+    factor = minibatch_theta(l, b)
     if not np.any(factor > 0):
         return 0.0
     if problem.loss == "ridge":

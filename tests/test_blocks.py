@@ -377,3 +377,21 @@ def test_bernoulli_masks_worker_blocks_and_q_one():
 def test_bernoulli_q_outside_zero_one_is_rejected(q, exc, match):
     with pytest.raises(exc, match=match):
         BernoulliSampler(4, 3, q)
+
+
+def test_minibatch_theta_is_the_exact_variance_factor_without_replacement():
+    # enumerate every b-subset of l numbers: the variance of their mean is theta times that of one
+    from blockcd.blocks import minibatch_theta
+
+    v = np.random.default_rng(3).standard_normal(7)
+    one = np.mean((v - v.mean()) ** 2)
+    for b in range(1, 8):
+        means = [v[list(S)].mean() for S in combinations(range(7), b)]
+        exact = np.mean((np.array(means) - v.mean()) ** 2) / one
+        assert abs(minibatch_theta(7, b) - exact) <= 1e-12
+    assert minibatch_theta(1, 1) == 0.0 and minibatch_theta(7, 1) == 1.0
+    assert np.allclose(minibatch_theta(np.array([1, 4, 7]), 1), [0.0, 1.0, 1.0])
+    with pytest.raises(ValueError, match="l must hold row counts >= b = 3"):
+        minibatch_theta(2, 3)
+    with pytest.raises(ValueError, match="b must be an integer in"):
+        minibatch_theta(5, 0)
