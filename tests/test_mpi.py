@@ -162,6 +162,33 @@ def test_decreasing_schedule_steps_and_average(tmp_path_factory):
                                atol=RTOL * (abs(problem.f_star) + abs(s.gap_avg[0])))
 
 
+def test_nonconvex_problem_runs_is_sgd_as_the_simulator(tmp_path_factory):
+    """--nonconvex W: the workers keep their rows, the master takes Theorem 7's step for t = iters and
+    records ||grad f(x^k)||^2 and the dissimilarity nu^2 as the simulator does; dist2 has no x* (NaN)."""
+    case = {"problem": "breast-cancer", "lam": 0.01, "split": "sorted", "nonconvex": 0.5, "method": "is-sgd",
+            "m": 6, "tau": 2, "batch": 2, "iters": 25, "seed": 3}
+    h, _, problem, _ = _run(tmp_path_factory, 4, case, "is-sgd-nonconvex")
+    assert not problem.convex and problem.nonconvex == 0.5
+    s = _simulate(problem, case)
+    assert h.step == pytest.approx(theory.nonconvex_step(problem, 6, 2, 25), rel=1e-14) == s.step
+    assert np.all(np.isnan(h.dist2)) and h.grad2[-1] < h.grad2[0]
+    np.testing.assert_allclose(h.grad2, s.grad2, rtol=RTOL)
+    np.testing.assert_allclose(h.nu2, s.nu2, rtol=RTOL)
+    assert np.linalg.norm(h.x - s.x) <= RTOL * np.linalg.norm(s.x)
+    np.testing.assert_array_equal(h.blocks_up, s.blocks_up)
+
+
+def test_nonconvex_problem_refuses_other_methods_and_a_regulariser():
+    proc = mpi.launch(3, wait=GUARD, check=False, problem="breast-cancer", lam=0.01, nonconvex=0.5,
+                      method="ibcd", m=6, tau=2, iters=5)
+    assert proc.returncode == mpi.EXIT_USAGE
+    assert "'ibcd' does not run on a non-convex problem" in proc.stderr and "'is-sgd'" in proc.stderr
+    with pytest.raises(ValueError, match="--nonconvex takes no --reg"):
+        mpi.build_problem("synthetic", 3, loss="logistic", lam=0.1, nonconvex=0.5, reg="l1:0.1")
+    with pytest.raises(ValueError, match="--nonconvex must be > 0"):
+        mpi.build_problem("synthetic", 3, loss="logistic", lam=0.1, nonconvex=-1.0)
+
+
 # ---------------------------------------------------------------- asynchronous IS-SGD
 ASYNC = dict(BASE, lam=0.1, method="is-sgd-async", m=5, tau=2, batch=2, iters=240, seed=7)
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from .. import problems as _problems
 from .. import regularizers as _regularizers
@@ -25,10 +26,10 @@ from ..methods import Setup, setup
 #: problems the command line can build, and the options each accepts
 PROBLEMS = {
     "synthetic": ("rows_per_worker", "d", "loss", "cond", "heterogeneity", "interpolating", "noise",
-                  "lam", "split", "data_seed", "reg"),
-    "breast-cancer": ("lam", "split", "data_seed", "reg"),
-    "digits": ("lam", "split", "data_seed", "reg"),
-    "libsvm": ("path", "loss", "lam", "split", "data_seed", "n_features", "reg"),
+                  "lam", "split", "data_seed", "reg", "nonconvex"),
+    "breast-cancer": ("lam", "split", "data_seed", "reg", "nonconvex"),
+    "digits": ("lam", "split", "data_seed", "reg", "nonconvex"),
+    "libsvm": ("path", "loss", "lam", "split", "data_seed", "n_features", "reg", "nonconvex"),
 }
 #: exit status of invalid arguments (as argparse) and of a failed or stalled job
 EXIT_USAGE = 2
@@ -52,6 +53,10 @@ def build_problem(name: str, n_workers: int, **options: Any) -> _problems.Proble
     take the builder's default.  Use it to build, in a notebook or a test, the
     same problem an MPI job with ``n_workers = K - 1`` ran on.
 
+    ``nonconvex=w`` (``--nonconvex W``) adds the non-convex term
+    w sum_j x_j^2/(1 + x_j^2) of :func:`blockcd.problems.nonconvex` to every f_i,
+    keeping each worker's rows (IS-SGD only, chapter 5's "Without convexity").
+
     Raises
     ------
     ValueError
@@ -67,6 +72,12 @@ def build_problem(name: str, n_workers: int, **options: Any) -> _problems.Proble
         verb = "does" if len(unknown) == 1 else "do"
         raise ValueError(f"{flags} {verb} not apply to --problem {name} (it takes {allowed})")
     kw = dict(given)
+    w = kw.pop("nonconvex", None)
+    if w is not None:
+        if "reg" in kw:
+            raise ValueError("--nonconvex takes no --reg: the methods with a prox step have a convex theory only")
+        return _with_nonconvex(build_problem(name, n_workers, **{k: v for k, v in given.items() if k != "nonconvex"}),
+                               check_float("--nonconvex", w, positive=True))
     if "data_seed" in kw:
         kw["seed"] = kw.pop("data_seed")
     if isinstance(kw.get("reg"), str):  # the command line's KIND:WEIGHT
@@ -85,6 +96,22 @@ def build_problem(name: str, n_workers: int, **options: Any) -> _problems.Proble
     if not Path(path).is_file():
         raise ValueError(f"--path {path!r} is not a readable file")
     return _problems.load_libsvm(path, n_workers=n_workers, **kw)
+
+
+def _with_nonconvex(p: _problems.Problem, w: float) -> _problems.Problem:
+    """``p`` with the term w sum_j x_j^2/(1 + x_j^2) in every f_i, each worker keeping its rows."""
+    if p.split == "identical":
+        A, t = p.worker(0).A, p.worker(0).t
+    else:
+        parts = [p.worker(i) for i in range(p.n)]
+        A = sp.vstack([q.A for q in parts], format="csr") if p.sparse else np.vstack([q.A for q in parts])
+        t = np.concatenate([q.t for q in parts])
+    q = _problems.nonconvex(A, t, n_workers=p.n, w=w, loss=p.loss, lam=p.lam,
+                            split="identical" if p.split == "identical" else "contiguous",
+                            name=f"{p.name}, non-convex (w = {w:g})")
+    if q.split != "identical" and not np.array_equal(q.sizes, p.sizes):
+        raise ValueError(f"the non-convex problem splits the rows as {q.sizes.tolist()}, not as {p.sizes.tolist()}")
+    return q
 
 
 def worker_rows(problem: _problems.Problem, i: int):
@@ -178,6 +205,8 @@ def _parser(show: bool = True) -> argparse.ArgumentParser:
     q.add_argument("--data-seed", type=int, default=None, help="seed of the data and of the split")
     q.add_argument("--path", default=None, help="LIBSVM file (--problem libsvm)")
     q.add_argument("--n-features", type=int, default=None)
+    q.add_argument("--nonconvex", type=float, default=None, metavar="W",
+                   help="add w sum_j x_j^2/(1 + x_j^2) to every f_i (a non-convex problem; is-sgd only)")
     q.add_argument("--reg", default=None, help="regulariser KIND:WEIGHT, l1:W or l2norm:W (isega and "
                    "is-sgd-async: the prox is the master's)")
     o = p.add_argument_group("output and faults")

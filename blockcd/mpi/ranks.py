@@ -243,12 +243,26 @@ def _inject(fail):
 def _master_setup(problem, cfg):
     """The step (theory's by default); raises ValueError if none applies (or, for IS-ASGD, eta > 1/L)."""
     step = cfg.step
+    if not problem.convex:  # only IS-SGD gets here: setup() refused the others
+        if step is None:
+            if cfg.sampling != "independent":
+                raise ValueError("the non-convex theory (the paper's Theorem 7) is for independent sampling: pass "
+                                 "--step to run another")
+            step = theory.nonconvex_step(problem, cfg.m, cfg.tau, cfg.iters)
+        return step
     if step is None:
         step = theory.step_size(problem, cfg.method, cfg.m, cfg.tau, batch=cfg.batch, sampling=cfg.sampling)
     if cfg.method == "is-asgd":
         theory.asgd_parameters(problem, step)
     _ = problem.x_star, problem.f_star  # evaluation constants, computed before the clock starts
     return step
+
+
+def _progress(hist) -> str:
+    """What the summary line says of the run: ||x - x*||^2, or ||grad f||^2 on a non-convex problem."""
+    if hist.grad2 is None:
+        return f"||x - x*||^2 from {hist.dist2[0]:.3g} to {hist.dist2[-1]:.3g}"
+    return f"||grad f(x)||^2 from {hist.grad2[0]:.3g} to {hist.grad2[-1]:.3g}"
 
 
 def _master(comm, cfg, s, watchdog, fail):
@@ -449,7 +463,7 @@ def _run(comm, argv):
     if not cfg.quiet:
         per_up = up_all.mean()
         print(f"blockcd.mpi: {cfg.method} on {ranks} ranks (n = {ranks - 1} workers), m = {cfg.m}, "
-              f"tau = {cfg.tau}, {it} iterations: ||x - x*||^2 from {hist.dist2[0]:.3g} to {hist.dist2[-1]:.3g}; "
+              f"tau = {cfg.tau}, {it} iterations: {_progress(hist)}; "
               f"{per_up:.0f} bytes up per worker and {down.mean():.0f} down per round"
               + (f"; wrote {cfg.out}" if cfg.out is not None else ""), flush=True)
     return 0
@@ -499,7 +513,7 @@ def _run_async(comm, cfg, argv, rank, ranks, own, parts, watchdog, fail, slow, t
         print(f"blockcd.mpi: {cfg.method} on {ranks} ranks (n = {ranks - 1} workers), m = {cfg.m}, "
               f"tau = {cfg.tau}, {it} arrivals in {wall:.3g} s (messages per worker "
               + ", ".join(str(int(v)) for v in table[1:, 0]) + f"; largest delay {int(hist.delays.max())}): "
-              f"||x - x*||^2 from {hist.dist2[0]:.3g} to {hist.dist2[-1]:.3g}"
+              + _progress(hist)
               + (f"; wrote {cfg.out}" if cfg.out is not None else ""), flush=True)
     return 0
 
