@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import theory
 from ._validate import check_float
 
 BYTES_PER_NUMBER = 8
@@ -170,6 +171,8 @@ class Recorder:
         self.counted = counted
         self.steps = np.empty(iters) if schedule else None
         self.average = average
+        #: the average's weights w_k = a + c (k - 1), k = 0..iters (theory.average_weights)
+        self.weights = None if average is None else theory.average_weights(*average, iters)
         self.gap_avg = np.empty(iters + 1) if average is not None else None
         self.x_sum, self.w_sum, self.x_avg = None, 0.0, None
         self.blocks_sent = np.zeros(iters + 1)  # cumulative blocks per worker, mean over workers (counted)
@@ -206,8 +209,7 @@ class Recorder:
         self.dist2[k] = d2
         self.gap[k] = fx - self.fs
         if self.average is not None:
-            a, c = self.average
-            w = a + c * (k - 1.0)
+            w = self.weights[k]
             if k == 0:
                 self.x_sum = w * x
             else:
