@@ -318,12 +318,11 @@ def isega_inequality_ratios(problem, m: int, tau: int, *, states: int = 1000, se
     """
     from . import theory
 
-    m, tau = theory._m_tau(problem, m, tau)
+    gamma, rate = theory.step_size(problem, "isega", m, tau), theory.rate(problem, "isega", m, tau)  # checks m, tau
     states = check_int("states", states, 1)
     seed = check_seed("seed", seed)
     n, xs, Gs = problem.n, problem.x_star, problem.local_grads_star
     w, q = theory.omega(m, tau), tau / m
-    gamma, rate = theory.step_size(problem, "isega", m, tau), theory.rate(problem, "isega", m, tau)
     c = 4 * w / (n * q)
     rng = np.random.default_rng(seed)
     worst = np.zeros(3)
@@ -359,7 +358,7 @@ def is_saga_inequality_ratio(problem, m: int, tau: int, *, states: int = 300, se
     """
     from . import theory
 
-    m, tau = theory._m_tau(problem, m, tau)
+    gamma = theory.step_size(problem, "is-saga", m, tau, batch=1)        # checks m and tau
     states = check_int("states", states, 1)
     seed = check_seed("seed", seed)
     sizes = np.asarray(problem.sizes)
@@ -368,7 +367,6 @@ def is_saga_inequality_ratio(problem, m: int, tau: int, *, states: int = 300, se
     n, l, b = problem.n, int(sizes[0]), 1
     xs, Gs = problem.x_star, problem.local_grads_star
     w, q, theta = theory.omega(m, tau), tau / m, (l - b) / (b * (l - 1))
-    gamma = theory.step_size(problem, "is-saga", m, tau, batch=b)
     rate = theory.rate(problem, "is-saga", m, tau, batch=b)
     c, a = 4 * w / (n * q), 4 * l * theta * (1 + 6 * w) / (b * n)
     rows = [np.full((n, 1), j) for j in range(l)]
@@ -411,11 +409,10 @@ def dense_and_sparse(problem, method: str, m: int, tau: int, eps: float, *, seed
     """
     from . import theory
 
-    m, tau = theory._m_tau(problem, m, tau)
     eps = check_float("eps", eps, positive=True)
     if not seeds:
         raise ValueError("seeds must hold at least one seed")
-    taus = (m, tau)
+    taus = (m, tau)   # (theory.step_size checks them)
     steps = tuple(theory.step_size(problem, method, m, t, batch=batch) for t in taus)
     bounds = tuple(theory.predicted_iterations(problem, method, m, t, eps, batch=batch) for t in taus)
     counts = tuple(float(np.mean(iterations_to(problem, method, m, [t], eps, seeds=seeds, batch=batch,

@@ -80,3 +80,11 @@ def test_recorded_shifts_are_those_of_the_simulator_run(sorted_ls):
 def test_recorded_shifts_validate(sorted_ls):
     with pytest.raises(ValueError, match="iters"):
         experiments.isega_shifts(sorted_ls, 20, 2, 0)
+
+
+@pytest.mark.parametrize("m, tau", [(20, 30), (20, 0), (50, 2)])
+def test_inequality_checks_validate_m_and_tau(sorted_ls, m, tau):
+    with pytest.raises(ValueError):
+        experiments.isega_inequality_ratios(sorted_ls, m, tau, states=1)
+    with pytest.raises(ValueError):
+        experiments.is_saga_inequality_ratio(sorted_ls, m, tau, states=1)
