@@ -407,3 +407,35 @@ def composition_mc(problem, x, m: int, tau: int, *, trials: int = 20_000,
         return float(v.mean()), float(v.std(ddof=1) / np.sqrt(trials))
 
     return (*moment(Gx[j, w] - Gs[j, w]), *moment(Gs[j, w]))
+
+
+def rho_search(problem, m: int, tau: int, eps: float, grid: Sequence[float], *, batch: int | None = None,
+               seeds: Sequence[int] = (0,)) -> tuple[np.ndarray, np.ndarray, float, float]:
+    r"""The paper's grid search over IS-ASGD's strong growth parameter, beside the theory's (chapter 7).
+
+    Runs IS-ASGD with the theory's :math:`\rho(\tau)` (:func:`blockcd.theory.rho`), whose mean count over
+    ``seeds`` is :math:`K_{\text{th}}`, then with every :math:`\rho` of ``grid`` below it
+    (:func:`rho_grid`), each run capped at :math:`2K_{\text{th}}` iterations.
+
+    Returns
+    -------
+    rhos : numpy.ndarray
+        The grid's values below :math:`\rho(\tau)`, then :math:`\rho(\tau)` itself.
+    counts : numpy.ndarray
+        Mean iterations to ``eps`` for each of ``rhos``; ``inf`` where a run diverged or missed the
+        accuracy within twice the theory's count.
+    rho_theory, k_theory : float
+        :math:`\rho(\tau)` and its mean count.
+    """
+    from . import theory
+
+    r_th = theory.rho(problem, m, tau, batch=batch)
+    k_th = float(np.mean(iterations_to(problem, "is-asgd", m, [tau], eps, seeds=seeds, batch=batch)))
+    if not math.isfinite(k_th):
+        raise ValueError(f"IS-ASGD with the theory's rho did not reach eps = {eps:g} at tau = {tau}")
+    grid = np.asarray(grid, dtype=float)
+    if grid.ndim != 1:
+        raise ValueError(f"grid must be a 1-d sequence of rho values, got shape {grid.shape}")
+    rhos = np.append(grid[grid < r_th], r_th)
+    counts = rho_grid(problem, m, tau, eps, rhos, batch=batch, seeds=seeds, iters_max=int(2 * k_th)).mean(axis=1)
+    return rhos, np.where(np.isnan(counts), np.inf, counts), float(r_th), k_th

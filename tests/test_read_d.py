@@ -86,3 +86,13 @@ def test_composition_identity_at_tau_m_without_sparsification_is_the_minibatch_v
     assert experiments.composition_identity(small, x, 8, 8) >= g @ g
     with pytest.raises(ValueError, match="tau"):
         experiments.composition_identity(small, x, 8, 9)
+
+
+def test_rho_search_puts_the_theory_last_and_its_count_no_worse_than_the_grid_best():
+    p = problems.synthetic(10, 20, 8, interpolating=True, cond=5, seed=0)
+    rhos, K, r_th, k_th = experiments.rho_search(p, 8, 1, 1e-6, [1, 2, 4, 1000], seeds=(0,))
+    assert rhos[-1] == r_th == theory.rho(p, 8, 1) and np.all(rhos[:-1] < r_th) and 1000 not in rhos
+    assert K[-1] == k_th                               # the theory's rho, run again through the grid
+    assert np.min(K) <= k_th and K.shape == rhos.shape
+    with pytest.raises(ValueError, match="rho"):
+        experiments.rho_search(p, 8, 1, 1e-6, [0.5])    # rho < 1: a step above 1/L
