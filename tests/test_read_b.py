@@ -21,9 +21,9 @@ def test_coverage_mc_shared_is_exactly_tau():
     assert mean == 10 and se == 0
 
 
-@pytest.mark.parametrize("kw", [dict(n=0), dict(tau=101), dict(rounds=1), dict(sampling="both")])
+@pytest.mark.parametrize("kw", [{"n": 0}, {"tau": 101}, {"rounds": 1}, {"sampling": "both"}])
 def test_coverage_mc_rejects_bad_arguments(kw):
-    args = dict(n=10, m=100, tau=10, rounds=10)
+    args = {"n": 10, "m": 100, "tau": 10, "rounds": 10}
     args.update(kw)
     with pytest.raises((ValueError, TypeError)):
         experiments.coverage_mc(args.pop("n"), args.pop("m"), args.pop("tau"), **args)
