@@ -371,3 +371,48 @@ def iteration_ratios(problem, method: str, m: int, taus: Sequence[int], eps: flo
                                         iters_max=int(cap * K_m * pr)))
                   for t, pr in zip(taus, pred)])
     return {"K_m": K_m, "K": K, "measured": K / K_m, "predicted": pred}
+
+
+def stationary_error(problem, method: str, m: int, tau: int, *, seeds: Sequence[int] = (0, 1, 2),
+                     tail: int = 2000, burn: int | None = None):
+    r"""Where a method stalls: the mean of ||x^k - x*||^2 over the last ``tail`` iterations (chapter 4).
+
+    Each seed runs ``burn + tail`` iterations at the theory's step :math:`\gamma`; the burn-in
+    defaults to :math:`3/(\gamma\mu)` iterations, after which the first term of the SGD theorem,
+    :math:`(1 - \gamma\mu)^k\lVert x^0 - x^\star\rVert^2`, has fallen by :math:`e^{-3}`.  Compare
+    the mean with the theorem's radius (:func:`blockcd.theory.neighbourhood`)
+
+    .. math:: R(\tau) = \frac{2\gamma\,\omega\,\sigma_\star^2}{n\mu} .
+
+    Parameters
+    ----------
+    problem : Problem
+    method : str
+        A method of :func:`blockcd.run`.
+    m, tau : int
+        Blocks and blocks per worker, 1 <= tau <= m.
+    seeds : sequence of int
+        At least two seeds; the standard error is that of the mean over them.
+    tail : int
+        Iterations averaged after the burn-in, >= 1.
+    burn : int, optional
+        Burn-in iterations, >= 0.
+
+    Returns
+    -------
+    (mean, se, history) : tuple
+        The mean over seeds of each run's tail average, its standard error, and the first seed's
+        :class:`blockcd.History` (for a figure).
+    """
+    from . import theory
+
+    seeds = [check_seed("seed", s) for s in seeds]
+    if len(seeds) < 2:
+        raise ValueError(f"seeds must hold at least two seeds (for a standard error), got {len(seeds)}")
+    tail = check_int("tail", tail, 1)
+    if burn is None:
+        burn = int(3 / (theory.step_size(problem, method, m, tau) * problem.mu))
+    burn = check_int("burn", burn, 0)
+    hs = [run(problem, method, m=m, tau=tau, iters=burn + tail, seed=s) for s in seeds]
+    means = np.array([h.dist2[burn:].mean() for h in hs])
+    return float(means.mean()), float(means.std(ddof=1) / np.sqrt(len(seeds))), hs[0]

@@ -60,3 +60,18 @@ def test_iteration_ratios_rejects_cap_below_one():
     q = problems.synthetic(2, 10, 8, interpolating=True, seed=0)
     with pytest.raises(ValueError, match="cap"):
         experiments.iteration_ratios(q, "ibcd", 8, [8], 1e-3, cap=0.5)
+
+
+def test_stationary_error_below_the_radius_and_zero_for_gradient_descent():
+    het = problems.synthetic(5, 20, 10, heterogeneity=1.0, noise=0.1, cond=5, seed=3)
+    mean, se, h = experiments.stationary_error(het, "ibcd", 10, 2, tail=500)
+    assert 0 < mean <= theory.neighbourhood(het, "ibcd", 10, 2) and se > 0
+    assert h.dist2.size == int(3 / (theory.step_size(het, "ibcd", 10, 2) * het.mu)) + 500 + 1
+    dense, _, _ = experiments.stationary_error(het, "ibcd", 10, 10, tail=200, burn=2000)
+    assert dense < 1e-20 * h.dist2[0]          # tau = m: gradient descent reaches x*
+
+
+def test_stationary_error_needs_two_seeds():
+    het = problems.synthetic(2, 10, 4, heterogeneity=1.0, seed=0)
+    with pytest.raises(ValueError, match="two seeds"):
+        experiments.stationary_error(het, "ibcd", 4, 1, seeds=(0,))
