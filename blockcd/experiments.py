@@ -439,3 +439,187 @@ def rho_search(problem, m: int, tau: int, eps: float, grid: Sequence[float], *, 
     rhos = np.append(grid[grid < r_th], r_th)
     counts = rho_grid(problem, m, tau, eps, rhos, batch=batch, seeds=seeds, iters_max=int(2 * k_th)).mean(axis=1)
     return rhos, np.where(np.isnan(counts), np.inf, counts), float(r_th), k_th
+
+
+def coverage_mc(n: int, m: int, tau: int, *, rounds: int = 1000, seed: int = 0,
+                sampling: str = "independent") -> tuple[float, float]:
+    r"""Monte-Carlo estimate of the distinct blocks the master receives per round, with its standard error.
+
+    Counts, over ``rounds`` rounds of :class:`blockcd.blocks.BlockSampler` (the choices of
+    :func:`blockcd.run`), the blocks that at least one of the ``n`` workers sends.  Compare with
+    the coverage lemma of chapter 3, :func:`blockcd.theory.coverage`,
+
+    .. math:: \mathbb{E}\,\#\{j : j \in S_i \text{ for some } i\} = m\big(1 - (1 - \tau/m)^n\big)
+
+    for independent sampling, and exactly ``tau`` for shared sampling.
+
+    Parameters
+    ----------
+    n, m, tau : int
+        Workers (>= 1), blocks (>= 1) and blocks per worker, 1 <= tau <= m.
+    rounds : int
+        Rounds drawn, >= 2.
+    seed : int
+        The run seed of the sampler.
+    sampling : {"independent", "shared"}
+        Each worker its own choice, or one choice for all.
+
+    Returns
+    -------
+    (mean, se) : tuple of float
+    """
+    from .blocks import BlockSampler
+
+    n = check_int("n", n, 1)
+    m = check_int("m", m, 1)
+    tau = check_int("tau", tau, 1, m)
+    rounds = check_int("rounds", rounds, 2)
+    sampling = check_choice("sampling", sampling, SAMPLINGS)
+    sampler = BlockSampler(n, m, tau, seed=check_seed("seed", seed), sampling=sampling)
+    counts = np.array([sampler.masks(k).any(axis=0).sum() for k in range(rounds)], dtype=float)
+    return float(counts.mean()), float(counts.std(ddof=1) / np.sqrt(rounds))
+
+
+def smoothness_ratios(problem, m: int, taus: Sequence[int], *, points: int = 1000,
+                      seed: int = 0) -> dict[int, float]:
+    r"""Largest E||g(x) - g(x*)||^2 / (2 D(x)) of IBCD over random points, for each tau (chapter 4).
+
+    The expected smoothness lemma of IBCD bounds this ratio by
+    :math:`\mathcal{L}(\tau) = L + \omega L_{\max}/n`
+    (:func:`blockcd.theory.expected_smoothness`).  Its proof computes the numerator exactly,
+
+    .. math:: \mathbb{E}\lVert g(x) - g(x^\star)\rVert^2 = \lVert\bar v\rVert^2
+              + \frac{\omega}{n}\cdot\frac1n\sum_i\lVert v_i\rVert^2,
+              \qquad v_i = \nabla f_i(x) - \nabla f_i(x^\star),
+
+    so no sampling is involved: the points are :math:`x^\star + z`, :math:`z` standard normal,
+    drawn with ``seed``.
+
+    Parameters
+    ----------
+    problem : Problem
+        A convex problem with a minimiser ``x_star``.
+    m : int
+        Blocks, 1 <= m <= d.
+    taus : sequence of int
+        Blocks per worker, each in [1, m].
+    points : int
+        Random points, >= 1.
+    seed : int
+        Seed of the points.
+
+    Returns
+    -------
+    dict
+        ``{tau: largest ratio}``.
+    """
+    from .theory import aggregation_variance
+
+    m = check_int("m", m, 1, problem.d)
+    taus = [check_int("tau", t, 1, m) for t in taus]
+    points = check_int("points", points, 1)
+    rng = np.random.default_rng(check_seed("seed", seed))
+    G_star = problem.local_grads(problem.x_star)
+    worst = {t: 0.0 for t in taus}
+    for x in problem.x_star + rng.standard_normal((points, problem.d)):
+        V = problem.local_grads(x) - G_star
+        D = problem.f(x) - problem.f_star
+        vbar = V.mean(axis=0)
+        for t in taus:
+            worst[t] = max(worst[t], (vbar @ vbar + aggregation_variance(V, m, t)) / (2 * D))
+    return worst
+
+
+def iteration_ratios(problem, method: str, m: int, taus: Sequence[int], eps: float, *,
+                     seeds: Sequence[int] = (0, 1), cap: float = 1.25) -> dict[str, np.ndarray | float]:
+    r"""Measured and predicted K(tau)/K(m), the check of the m/n rule (chapter 4).
+
+    ``K(m)`` is one run at ``tau = m`` (deterministic: every block is sent); ``K(tau)`` is the
+    mean over ``seeds`` of :func:`iterations_to` at the theory's step, each run capped at
+    ``cap`` times the predicted count
+
+    .. math:: K(\tau) \approx K(m)\,\frac{\mathcal{L}(\tau)}{\mathcal{L}(m)}
+              = K(m)\Big(1 + \Big(\frac{m}{\tau} - 1\Big)\frac{r}{n}\Big)
+
+    (:func:`blockcd.theory.predicted_ratio`), so a run that misses the prediction by more than
+    the cap returns ``nan`` and any comparison with it fails.
+
+    Parameters
+    ----------
+    problem : Problem
+    method : str
+        A method of :func:`blockcd.run`.
+    m : int
+        Blocks, >= 1.
+    taus : sequence of int
+        Blocks per worker, each in [1, m].
+    eps : float
+        Accuracy ||x^K - x*||^2 <= eps ||x^0 - x*||^2, > 0.
+    seeds : sequence of int
+        Seeds averaged for each tau < m.
+    cap : float
+        Run length as a multiple of the predicted count, >= 1.
+
+    Returns
+    -------
+    dict
+        ``K_m`` (float), and arrays over ``taus``: ``K``, ``measured`` (K / K_m), ``predicted``.
+    """
+    from . import theory
+
+    m = check_int("m", m, 1)
+    taus = [check_int("tau", t, 1, m) for t in taus]
+    cap = check_float("cap", cap, positive=True)
+    if cap < 1:
+        raise ValueError(f"cap must be >= 1 (a multiple of the predicted count), got {cap}")
+    pred = np.array([theory.predicted_ratio(problem, method, m, t) for t in taus])
+    K_m = float(iterations_to(problem, method, m, [m], eps)[0, 0])
+    K = np.array([np.mean(iterations_to(problem, method, m, [t], eps, seeds=seeds,
+                                        iters_max=int(cap * K_m * pr)))
+                  for t, pr in zip(taus, pred)])
+    return {"K_m": K_m, "K": K, "measured": K / K_m, "predicted": pred}
+
+
+def stationary_error(problem, method: str, m: int, tau: int, *, seeds: Sequence[int] = (0, 1, 2),
+                     tail: int = 2000, burn: int | None = None):
+    r"""Where a method stalls: the mean of ||x^k - x*||^2 over the last ``tail`` iterations (chapter 4).
+
+    Each seed runs ``burn + tail`` iterations at the theory's step :math:`\gamma`; the burn-in
+    defaults to :math:`3/(\gamma\mu)` iterations, after which the first term of the SGD theorem,
+    :math:`(1 - \gamma\mu)^k\lVert x^0 - x^\star\rVert^2`, has fallen by :math:`e^{-3}`.  Compare
+    the mean with the theorem's radius (:func:`blockcd.theory.neighbourhood`)
+
+    .. math:: R(\tau) = \frac{2\gamma\,\omega\,\sigma_\star^2}{n\mu} .
+
+    Parameters
+    ----------
+    problem : Problem
+    method : str
+        A method of :func:`blockcd.run`.
+    m, tau : int
+        Blocks and blocks per worker, 1 <= tau <= m.
+    seeds : sequence of int
+        At least two seeds; the standard error is that of the mean over them.
+    tail : int
+        Iterations averaged after the burn-in, >= 1.
+    burn : int, optional
+        Burn-in iterations, >= 0.
+
+    Returns
+    -------
+    (mean, se, history) : tuple
+        The mean over seeds of each run's tail average, its standard error, and the first seed's
+        :class:`blockcd.History` (for a figure).
+    """
+    from . import theory
+
+    seeds = [check_seed("seed", s) for s in seeds]
+    if len(seeds) < 2:
+        raise ValueError(f"seeds must hold at least two seeds (for a standard error), got {len(seeds)}")
+    tail = check_int("tail", tail, 1)
+    if burn is None:
+        burn = int(3 / (theory.step_size(problem, method, m, tau) * problem.mu))
+    burn = check_int("burn", burn, 0)
+    hs = [run(problem, method, m=m, tau=tau, iters=burn + tail, seed=s) for s in seeds]
+    means = np.array([h.dist2[burn:].mean() for h in hs])
+    return float(means.mean()), float(means.std(ddof=1) / np.sqrt(len(seeds))), hs[0]
