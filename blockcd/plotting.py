@@ -335,3 +335,63 @@ def selection_grid(n: int, m: int, tau: int, *, seed: int = 0, iteration: int = 
                 for s in SAMPLINGS]
     fig.legend(handles=handles, loc="outside lower center", ncol=3, fontsize=13)
     return fig
+
+
+#: colours of the segments :func:`round_timeline` draws (worker messages alternate two blues)
+TIMELINE_COLORS = {"compute": "#ff7f0e", "latency": "#d62728", "worker": ("#1f77b4", "#9ecae1"),
+                   "broadcast": "#c7c7c7"}
+
+
+def round_timeline(rows: dict, ax=None, *, unit: float = 1e-3):
+    r"""One round as a horizontal bar of consecutive segments, one bar per row (chapter 9).
+
+    ``rows`` maps a row label (e.g. ``"dense, τ = m"``) to the segments of
+    :func:`blockcd.network.round_segments`, a list of (name, seconds).  Each
+    bar starts at 0 and lays the segments end to end: compute (orange), the
+    latency (red), the workers' messages into the master (alternating blues,
+    one per worker), and a hatched grey broadcast if present.  The x axis is
+    time in ``unit`` seconds (milliseconds by default); the first row is drawn
+    at the top.  Returns the Axes; ``ax.timeline_totals`` holds each row's
+    drawn length in seconds (the broadcast excluded), marked on each bar by a
+    black tick labelled T, for the chapter's assert
+    against :func:`blockcd.network.round_time`.
+    """
+    if not isinstance(rows, dict) or not rows:
+        raise TypeError("rows must be a non-empty dict {label: [(segment name, seconds), ...]}")
+    ax = _ax(ax)
+    totals = {}
+    labels = list(rows)
+    for y, label in enumerate(labels):
+        start, total, w = 0.0, 0.0, 0
+        for name, seconds in rows[label]:
+            seconds = float(seconds)
+            if not np.isfinite(seconds) or seconds < 0:
+                raise ValueError(f"segment {name!r} of row {label!r} must last >= 0 seconds, got {seconds}")
+            kw = {"height": 0.6, "edgecolor": "white", "linewidth": 0.5}
+            if name.startswith("worker"):
+                kw["color"] = TIMELINE_COLORS["worker"][w % 2]
+                w += 1
+            elif name == "broadcast":
+                kw.update(color=TIMELINE_COLORS["broadcast"], hatch="//", edgecolor="#7f7f7f")
+            else:
+                kw["color"] = TIMELINE_COLORS.get(name, "#7f7f7f")
+            ax.barh(-y, seconds / unit, left=start / unit, **kw)
+            start += seconds
+            if name != "broadcast":
+                total += seconds
+        totals[label] = total
+        ax.plot([total / unit] * 2, [-y - 0.38, -y + 0.38], color="k", lw=1.5)
+        ax.text(total / unit, -y + 0.4, f"T = {total / unit:.3g}", ha="center", va="bottom", fontsize=9)
+    handles = [mpl.patches.Patch(color=TIMELINE_COLORS["compute"], label="compute"),
+               mpl.patches.Patch(color=TIMELINE_COLORS["latency"], label="latency α"),
+               mpl.patches.Patch(color=TIMELINE_COLORS["worker"][0], label="workers' messages, one after another")]
+    if any(name == "broadcast" for segs in rows.values() for name, _ in segs):
+        handles.append(mpl.patches.Patch(facecolor=TIMELINE_COLORS["broadcast"], hatch="//",
+                                         edgecolor="#7f7f7f", label="broadcast of the iterate"))
+    ax.legend(handles=handles, loc="lower right", fontsize=9)
+    ax.set_yticks([-y for y in range(len(labels))], labels)
+    ax.set_xlabel({1e-3: "time in the round (ms)", 1e-6: "time in the round (µs)",
+                   1.0: "time in the round (s)"}.get(unit, f"time in the round ({unit:g} s)"))
+    ax.grid(axis="y", visible=False)
+    ax.timeline_totals = totals
+    return ax
