@@ -6,10 +6,10 @@ import math
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import pytest
 
-from blockcd import network, plotting  # noqa: E402
+from blockcd import network, plotting
 
 LINK = network.LINKS["10 Gbit/s cloud network, 100 us"]
 D = network.MODELS["ResNet-50, 2.6 x 10^7"]
