@@ -381,7 +381,8 @@ def round_timeline(rows: dict, ax=None, *, unit: float = 1e-3):
                 total += seconds
         totals[label] = total
         ax.plot([total / unit] * 2, [-y - 0.38, -y + 0.38], color="k", lw=1.5)
-        ax.text(total / unit, -y + 0.4, f"T = {total / unit:.3g}", ha="center", va="bottom", fontsize=9)
+        suffix = {1e-3: " ms", 1e-6: " µs", 1.0: " s"}.get(unit, "")
+        ax.text(total / unit, -y + 0.4, f"T = {total / unit:.3g}{suffix}", ha="center", va="bottom", fontsize=9)
     handles = [mpl.patches.Patch(color=TIMELINE_COLORS["compute"], label="compute"),
                mpl.patches.Patch(color=TIMELINE_COLORS["latency"], label="latency α"),
                mpl.patches.Patch(color=TIMELINE_COLORS["worker"][0], label="workers' messages, one after another")]
