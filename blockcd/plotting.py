@@ -396,3 +396,55 @@ def round_timeline(rows: dict, ax=None, *, unit: float = 1e-3):
     ax.grid(axis="y", visible=False)
     ax.timeline_totals = totals
     return ax
+
+
+def round_messages(n: int, d: int, m: int, tau: int, ax=None, *, bytes_per_number: int = 8,
+                   label: str | None = None):
+    r"""The ranks of an MPI job and the messages of one round (chapter 10).
+
+    Rank 0, the master, sits on top; ranks 1 to n, the workers, below.  Grey
+    arrows are the broadcast of the iterate, :math:`8d` bytes that every worker
+    receives; coloured arrows are the workers' messages, the values of
+    :math:`\tau` blocks, :math:`8\tau d/m` bytes each (blocks of equal size),
+    their width in proportion to their size.  The text on top gives what the
+    master's link takes in per round, :math:`8n\tau d/m` bytes: :math:`8nd` dense,
+    :math:`8d` at :math:`\tau = m/n`, after ``label`` if one is given.
+    ``bytes_per_number`` is 8 for float64; at most 16 workers are drawn.
+
+    Returns the Axes; ``ax.message_bytes`` holds the drawn numbers,
+    ``{'up': ..., 'into_master': ..., 'down': ...}``, for the chapter's assert
+    against the bytes the ranks counted.
+    """
+    n = check_int("n", n, 1, 16)
+    d = check_int("d", d, 1)
+    m = check_int("m", m, 1, d)
+    tau = check_int("tau", tau, 1, m)
+    bytes_per_number = check_int("bytes_per_number", bytes_per_number, 1)
+    ax = _ax(ax)
+    up = bytes_per_number * tau * d / m
+    down = float(bytes_per_number * d)
+    xm = (n - 1) / 2
+    colour = STYLE["ibcd"]["color"]
+    box = {"boxstyle": "round,pad=0.4", "facecolor": "white", "edgecolor": "0.3"}
+    for i in range(n):
+        spread = 0.08 * (i - xm)   # each worker's arrows meet the master at their own place
+        ax.annotate("", xy=(i - 0.12, 0.18), xytext=(xm + spread - 0.1, 0.82),
+                    arrowprops={"arrowstyle": "-|>", "color": "0.6", "lw": 4.0, "shrinkA": 0, "shrinkB": 0})
+        ax.annotate("", xy=(xm + spread + 0.1, 0.82), xytext=(i + 0.12, 0.18),
+                    arrowprops={"arrowstyle": "-|>", "color": colour, "lw": 0.6 + 3.4 * up / down,
+                                "shrinkA": 0, "shrinkB": 0})
+        ax.text(i, 0.05, f"rank {i + 1}\nworker {i}", ha="center", va="center", fontsize=10, bbox=box)
+    ax.text(xm, 0.95, "rank 0\nmaster", ha="center", va="center", fontsize=10, bbox=box)
+    if label is not None and not isinstance(label, str):
+        raise TypeError(f"label must be a string or None, got {type(label).__name__}")
+    top = f"into the master: {up * n:,.0f} bytes per round"
+    ax.text(xm, 1.2, top if label is None else f"{label}\n{top}", ha="center", va="center", fontsize=11)
+    handles = [mpl.lines.Line2D([], [], color="0.6", lw=4.0, label=f"down: the iterate, {down:,.0f} bytes"),
+               mpl.lines.Line2D([], [], color=colour, lw=0.6 + 3.4 * up / down,
+                                label=f"up: {tau} of {m} blocks, {up:,.0f} bytes")]
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.02), ncol=1, fontsize=10)
+    ax.set_xlim(-0.7, n - 0.3)
+    ax.set_ylim(-0.1, 1.32)
+    ax.set_axis_off()
+    ax.message_bytes = {"up": up, "into_master": up * n, "down": down}
+    return ax

@@ -78,3 +78,18 @@ def test_preset_optima_validates():
         network.preset_optima(16, 10**6, r=1.6)
     with pytest.raises(ValueError, match="r must be"):
         network.preset_optima(16, 64, r=20.0)
+
+
+def test_round_messages_draws_the_bytes_of_a_round():
+    fig, ax = plt.subplots()
+    plotting.round_messages(4, 100, 20, 5, ax, label="tau = m/n")
+    # 8 tau d / m up per worker, n times that into the master, 8 d down
+    assert ax.message_bytes == {"up": 200.0, "into_master": 800.0, "down": 800.0}
+    arrows = [t for t in ax.texts if isinstance(t, matplotlib.text.Annotation)]
+    assert len(arrows) == 2 * 4                        # one message down and one up per worker
+    assert len(ax.texts) - len(arrows) == 4 + 1 + 1    # workers, master, the line on top
+    plt.close(fig)
+    with pytest.raises(ValueError, match="tau"):
+        plotting.round_messages(4, 100, 20, 21)
+    with pytest.raises(TypeError, match="label"):
+        plotting.round_messages(4, 100, 20, 5, label=3)
