@@ -93,3 +93,48 @@ def test_round_messages_draws_the_bytes_of_a_round():
         plotting.round_messages(4, 100, 20, 21)
     with pytest.raises(TypeError, match="label"):
         plotting.round_messages(4, 100, 20, 5, label=3)
+
+
+#: the pictures of a round, drawn by round_timeline and round_messages: (page, figure name)
+ROUND_FIGURES = [("book/09_time", "fig-round-timeline"), ("book/10_mpi", "fig-mpi-round")]
+
+
+@pytest.fixture(scope="module")
+def open_page():
+    """Open a page of the built book (``_build/html``) in the browser of test_html; skip without them."""
+    import functools
+    import http.server
+    import threading
+
+    th = pytest.importorskip("test_html")   # skips itself without Chromium or Playwright
+    if not (th.HTML / "index.html").exists():
+        pytest.skip("the book is not built (_build/html); build it first")
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
+                                             functools.partial(th._Quiet, directory=str(th.HTML)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}/"
+    with th.sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=th.CHROMIUM, args=th.FLAGS)
+        yield lambda path: th._open(browser, base, path)
+        browser.close()
+    server.shutdown()
+
+
+@pytest.mark.parametrize("doc, name", ROUND_FIGURES)
+def test_round_figures_are_shown_with_caption_and_reference(open_page, doc, name):
+    page, _, _ = open_page(doc + ".html")
+    fig = page.evaluate("""(id) => {
+      const f = document.getElementById(id);
+      if (!f) return null;
+      const img = f.querySelector('img'), cap = f.querySelector('figcaption');
+      return {loaded: !!img && img.complete && img.naturalWidth > 0, width: img ? img.getBoundingClientRect().width : 0,
+              natural: img ? img.naturalWidth : 0, caption: cap ? cap.innerText : '',
+              refs: document.querySelectorAll('main a[href="#' + id + '"]').length};
+    }""", name)
+    page.context.close()
+    assert fig is not None, f"{doc}: no figure #{name}"
+    assert fig["loaded"], f"{doc}: the image of #{name} did not load"
+    assert fig["caption"].startswith("Fig"), f"{doc}: #{name} has no numbered caption: {fig['caption'][:60]!r}"
+    assert fig["refs"] >= 1, f"{doc}: the text never refers to #{name}"
+    # shown at least 60% of its drawn size, so that the labels stay readable
+    assert fig["width"] >= 0.6 * min(fig["natural"], 1000), f"{doc}: #{name} is shrunk to {fig['width']} px"
