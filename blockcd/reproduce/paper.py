@@ -421,7 +421,7 @@ def scrubber(result, *, label: str = "τ", dpi: int = 90, width: float = 7.2, pa
     (648 by default, the book's text column): one panel per row, each ``panel_height`` inches high, with
     ``fontsize``-point text, i.e. ``fontsize * dpi / 72`` pixels (16 by default) where the figure's own
     8-11 points at the old 60 dpi were 7-9 pixels.  Each frame is an embedded PNG reduced to a palette
-    of ``colors`` colours, which keeps a five-frame sweep near 150 kB.  The figure itself is left as it
+    of ``colors`` colours, which keeps a four-frame sweep of the book at 100-175 kB.  The figure itself is left as it
     was.  ``label`` names what the frames step through; the legend entry of the shown curve stays dark.
 
     Parameters
