@@ -1,4 +1,5 @@
-"""Chapter 13's kernel-free players: readable text at the book's column width, light frames, the figure untouched."""
+"""Chapter 13's kernel-free players (readable text at the book's column width, light frames, the figure untouched)
+and chapter 12's straggler sweep."""
 
 import base64
 import io
@@ -13,6 +14,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from blockcd import problems, run
+from blockcd.asynchronous import Speeds, epoch_rate, straggler_sweep
 from blockcd.reproduce import paper
 
 
@@ -81,3 +84,41 @@ def test_the_scrubber_names_a_bad_parameter(kw, err):
     with pytest.raises(err, match=next(iter(kw))):
         paper.scrubber(types.SimpleNamespace(figure=fig), **kw)
     plt.close(fig)
+
+
+# ---- blockcd.asynchronous.straggler_sweep: chapter 12's Theorem 9 check as one call ----
+
+def _async_problem():
+    return problems.synthetic(4, 20, 20, interpolating=True, cond=5, seed=0)
+
+
+def test_straggler_sweep_is_the_runs_it_describes():
+    p = _async_problem()
+    (row,) = straggler_sweep(p, [0.25], m=20, tau=5, batch=4, iters=3000, eps=1e-3)
+    model = Speeds((1.0, 1.0, 1.0, 0.25), seed=0)
+    h = run(p, "is-sgd-async", m=20, tau=5, batch=4, iters=3000, seed=0, delays=model, max_delay=model.max_delay(4))
+    assert row["M"] == model.max_delay(4) and row["largest_delay"] <= row["M"]
+    assert row["epoch_rate"] == epoch_rate(h, row["M"]) and np.array_equal(row["history"].dist2, h.dist2)
+    assert row["arrivals"] == h.iters_to(1e-3) and row["time"] == h.times[row["arrivals"] - 1]
+    assert row["per_arrival"] == pytest.approx(row["epoch_rate"] ** (1 / row["M"]), rel=1e-12)
+
+
+def test_a_slower_straggler_slows_each_arrival_but_every_epoch_contracts():
+    """Theorem 9's form: a contraction per epoch of M arrivals; per arrival the factor grows with M
+    (deterministic at seed 0: no tolerance needed)."""
+    rows = straggler_sweep(_async_problem(), (1.0, 0.1), m=20, tau=5, batch=4, iters=4000, eps=1e-6)
+    assert rows[0]["M"] < rows[1]["M"]
+    assert all(r["epoch_rate"] < 1 for r in rows)
+    assert rows[0]["per_arrival"] < rows[1]["per_arrival"]
+
+
+@pytest.mark.parametrize("kw, err, name", [({"slow_speeds": [0.0]}, ValueError, "slow_speeds"),
+                                           ({"slow_speeds": [1.5]}, ValueError, "slow_speeds"),
+                                           ({"slow_speeds": []}, ValueError, "slow_speeds"),
+                                           ({"iters": 0}, ValueError, "iters"),
+                                           ({"eps": -1.0}, ValueError, "eps"),
+                                           ({"seed": -1}, ValueError, "seed")])
+def test_straggler_sweep_names_a_bad_parameter(kw, err, name):
+    args = {"slow_speeds": [0.5], "m": 20, "tau": 5, "batch": 4, "iters": 10, "eps": 1e-3} | kw
+    with pytest.raises(err, match=name):
+        straggler_sweep(_async_problem(), **args)
