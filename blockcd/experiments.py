@@ -234,6 +234,397 @@ def crossing(taus: Sequence[int], ratio: Sequence[float], level: float) -> float
     return math.nan
 
 
+def mean_iterations(problem, method: str, m: int, taus: Sequence[int], eps: float, *,
+                    seeds: Sequence[int] = (0,), batch: int | None = None, budget: float = 0.6) -> np.ndarray:
+    r"""Mean iterations to eps over ``seeds`` for each tau, each run capped at a share of the theorem's count.
+
+    The cap of a run at tau is ``budget`` times :func:`blockcd.theory.predicted_iterations` (the bound
+    :math:`K(\tau) \approx 2\mathcal{L}(\tau)/\mu\,\log(1/\varepsilon)` of chapters 4-5, or
+    :math:`\rho(\tau)\sqrt\kappa\log(c/\varepsilon)` for IS-ASGD, chapter 7).  Measured counts lie at a
+    third to a half of the bound, so a budget of 0.5-0.7 is enough; a run that falls short gives ``nan``,
+    and the chapter's assertion on it fails rather than passing with a truncated count.
+
+    Parameters
+    ----------
+    problem, method, m, taus, eps, seeds, batch
+        As for :func:`iterations_to`.
+    budget : float
+        The cap as a share of the theorem's count, > 0 (default 0.6).
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (len(taus),): the mean count over the seeds, ``nan`` where a run missed the accuracy.
+    """
+    from . import theory
+
+    budget = check_float("budget", budget, positive=True)
+    eps = check_float("eps", eps, positive=True)
+    out = np.empty(len(taus))
+    for a, tau in enumerate(taus):
+        bound = theory.predicted_iterations(problem, method, m, tau, eps, batch=batch)
+        if not math.isfinite(bound):
+            raise ValueError(f"eps = {eps:g} lies inside the theorem's neighbourhood at tau = {tau}: "
+                             "the theorem gives no iteration count to budget")
+        cap = int(budget * bound)
+        out[a] = np.mean(iterations_to(problem, method, m, [tau], eps, seeds=seeds, batch=batch,
+                                       iters_max=max(cap, 1)))
+    return out
+
+
+def stationary_floor(problem, method: str, m: int, tau: int, *, batch: int | None = None,
+                     seeds: Sequence[int] = (0,), burn: float = 1.0, window: float = 3.0) -> float:
+    r"""The measured floor of a constant-step method: mean of ||x^k - x*||^2 in its stationary regime (chapter 5).
+
+    Each run takes the theory's step :math:`\gamma` (:func:`blockcd.theory.step_size`), starts at
+    :math:`x^0 = x^\star`, spends :math:`\lfloor \text{burn}/(\gamma\mu)\rfloor` iterations reaching its
+    stationary regime and then averages :math:`\lVert x^k - x^\star\rVert^2` over the next
+    :math:`\lfloor \text{window}/(\gamma\mu)\rfloor` iterations; the result is the mean over ``seeds``.
+    Compare with the theorem's floor :func:`blockcd.theory.neighbourhood`.
+
+    Parameters
+    ----------
+    problem, method, m, tau, batch, seeds
+        As for :func:`blockcd.run`.
+    burn, window : float
+        Lengths in units of :math:`1/(\gamma\mu)`, the time the contraction needs to forget the start; > 0.
+
+    Returns
+    -------
+    float
+        The floor, in the units of :math:`\lVert x - x^\star\rVert^2`.
+    """
+    from . import theory
+
+    burn = check_float("burn", burn, positive=True)
+    window = check_float("window", window, positive=True)
+    if not seeds:
+        raise ValueError("seeds must name at least one seed")
+    gamma = theory.step_size(problem, method, m, tau, batch=batch)
+    b, w = int(burn / (gamma * problem.mu)), int(window / (gamma * problem.mu))
+    return float(np.mean([run(problem, method, m=m, tau=tau, batch=batch, seed=check_seed("seed", s),
+                              x0=problem.x_star, iters=b + max(w, 1)).dist2[b:].mean() for s in seeds]))
+
+
+def stationarity(problem, m: int, taus: Sequence[int], iters: int, *, batch: int | None = None,
+                 step: float | None = None, seeds: Sequence[int] = (0,)
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    r"""IS-SGD on a non-convex problem: the measured :math:`\mathbb{E}\lVert\nabla f(\hat x_t)\rVert^2` for each tau (chapter 5).
+
+    For one run, the mean of ``History.grad2`` over :math:`k = 0, \dots, t` is the expectation of
+    :math:`\lVert\nabla f(\hat x_t)\rVert^2` over :math:`\hat x_t` drawn uniformly from the iterates;
+    the runs for different seeds are independent, so their mean estimates
+    :math:`\mathbb{E}\lVert\nabla f(\hat x_t)\rVert^2` with the standard error of a mean.
+
+    Parameters
+    ----------
+    problem
+        A problem of :func:`blockcd.problems.nonconvex` (or any problem; the history records grad2).
+    m, taus, iters, batch, step
+        As for :func:`blockcd.run` with ``"is-sgd"``; ``step=None`` takes the run's default
+        (:func:`blockcd.theory.nonconvex_step` on a non-convex problem).
+    seeds : sequence of int
+        At least two, for a standard error.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        Each of shape (len(taus),): the mean over seeds, its standard error, the largest dissimilarity
+        :math:`\nu^2` seen at any iterate of any run (``History.nu2``), and the step the runs took.
+    """
+    iters = check_int("iters", iters, 1)
+    if len(seeds) < 2:
+        raise ValueError(f"seeds must name at least two seeds (for a standard error), got {len(seeds)}")
+    mean, se, nu2, steps = (np.empty(len(taus)) for _ in range(4))
+    for j, tau in enumerate(taus):
+        hs = [run(problem, "is-sgd", m=m, tau=tau, batch=batch, iters=iters, step=step, seed=check_seed("seed", s))
+              for s in seeds]
+        v = np.array([h.grad2.mean() for h in hs])
+        mean[j], se[j] = v.mean(), v.std(ddof=1) / np.sqrt(len(v))
+        nu2[j], steps[j] = max(h.nu2.max() for h in hs), hs[0].step
+    return mean, se, nu2, steps
+
+
+def _row_gradients(problem, x) -> np.ndarray:
+    """grad f_ij(x) for every row j of every worker, shape (l, n, d) (equal-sized workers only)."""
+    sizes = np.asarray(problem.sizes)
+    if np.any(sizes != sizes[0]):
+        raise ValueError(f"the workers must hold the same number of rows, got sizes from {sizes.min()} to {sizes.max()}")
+    return np.stack([problem.minibatch_grads(x, np.full((problem.n, 1), j)) for j in range(int(sizes[0]))])
+
+
+def composition_identity(problem, x, m: int, tau: int) -> float:
+    r"""The exact :math:`\mathbb{E}\lVert G(x) - G(x^\star)\rVert^2` of IS-SGD with one row per minibatch (chapter 5).
+
+    The right-hand side of the composition identity,
+
+    .. math::
+
+       \lVert\nabla f(x)\rVert^2 + \frac{1}{n^2}\sum_{i=1}^n\Big(\frac{m}{\tau}\,
+       \mathbb{E}\lVert u_i\rVert^2 - \lVert\mathbb{E}\,u_i\rVert^2\Big),
+       \qquad u_i = g_i(x) - g_i(x^\star),
+
+    with every expectation over the minibatch computed exactly as the mean over a worker's rows
+    (:math:`b = 1`, equal-sized workers).  Compare with :func:`composition_mc`.
+    """
+    m, tau = check_int("m", m, 1), check_int("tau", tau, 1)
+    if tau > m:
+        raise ValueError(f"tau must be in 1..m = {m}, got {tau}")
+    U = _row_gradients(problem, x) - _row_gradients(problem, problem.x_star)
+    Eu = problem.local_grads(x) - problem.local_grads(problem.x_star)       # E u_i, shape (n, d)
+    Eu2 = np.mean(np.sum(U**2, axis=2), axis=0)                              # E ||u_i||^2, shape (n,)
+    g = Eu.mean(axis=0)
+    return float(g @ g + np.sum(m / tau * Eu2 - np.sum(Eu**2, axis=1)) / problem.n**2)
+
+
+def composition_mc(problem, x, m: int, tau: int, *, trials: int = 20_000,
+                   seed: int = 0) -> tuple[float, float, float, float]:
+    r"""Monte-Carlo :math:`\mathbb{E}\lVert G(x) - G(x^\star)\rVert^2` and :math:`\mathbb{E}\lVert G(x^\star)\rVert^2` (chapter 5).
+
+    ``trials`` independent rounds of IS-SGD's estimator with one row per minibatch: each worker draws
+    a row uniformly and a :math:`\tau`-nice set of blocks (:func:`blockcd.sparsify`), the same ones at
+    :math:`x` and :math:`x^\star`.  Compare with :func:`composition_identity` and with
+    :func:`blockcd.theory.gradient_noise` at ``batch=1``.
+
+    Returns
+    -------
+    tuple of float
+        The mean and standard error of :math:`\lVert G(x) - G(x^\star)\rVert^2`, then those of
+        :math:`\lVert G(x^\star)\rVert^2`.
+    """
+    from .blocks import sparsify
+
+    m, tau = check_int("m", m, 1), check_int("tau", tau, 1)
+    trials = check_int("trials", trials, 2)
+    rng = np.random.default_rng(check_seed("seed", seed))
+    Gx, Gs = _row_gradients(problem, x), _row_gradients(problem, problem.x_star)
+    n, d = problem.n, problem.d
+    j, w = rng.integers(0, Gx.shape[0], size=(trials, n)), np.arange(n)    # one row per worker and round
+
+    def moment(U):                                                           # ||(1/n) sum_i C_i(u_i)||^2
+        C = sparsify(U.reshape(trials * n, d), m, tau, rng).reshape(trials, n, d)
+        v = np.sum(C.mean(axis=1) ** 2, axis=1)
+        return float(v.mean()), float(v.std(ddof=1) / np.sqrt(trials))
+
+    return (*moment(Gx[j, w] - Gs[j, w]), *moment(Gs[j, w]))
+
+
+def rho_search(problem, m: int, tau: int, eps: float, grid: Sequence[float], *, batch: int | None = None,
+               seeds: Sequence[int] = (0,)) -> tuple[np.ndarray, np.ndarray, float, float]:
+    r"""The paper's grid search over IS-ASGD's strong growth parameter, beside the theory's (chapter 7).
+
+    Runs IS-ASGD with the theory's :math:`\rho(\tau)` (:func:`blockcd.theory.rho`), whose mean count over
+    ``seeds`` is :math:`K_{\text{th}}`, then with every :math:`\rho` of ``grid`` below it
+    (:func:`rho_grid`), each run capped at :math:`2K_{\text{th}}` iterations.
+
+    Returns
+    -------
+    rhos : numpy.ndarray
+        The grid's values below :math:`\rho(\tau)`, then :math:`\rho(\tau)` itself.
+    counts : numpy.ndarray
+        Mean iterations to ``eps`` for each of ``rhos``; ``inf`` where a run diverged or missed the
+        accuracy within twice the theory's count.
+    rho_theory, k_theory : float
+        :math:`\rho(\tau)` and its mean count.
+    """
+    from . import theory
+
+    r_th = theory.rho(problem, m, tau, batch=batch)
+    k_th = float(np.mean(iterations_to(problem, "is-asgd", m, [tau], eps, seeds=seeds, batch=batch)))
+    if not math.isfinite(k_th):
+        raise ValueError(f"IS-ASGD with the theory's rho did not reach eps = {eps:g} at tau = {tau}")
+    grid = np.asarray(grid, dtype=float)
+    if grid.ndim != 1:
+        raise ValueError(f"grid must be a 1-d sequence of rho values, got shape {grid.shape}")
+    rhos = np.append(grid[grid < r_th], r_th)
+    counts = rho_grid(problem, m, tau, eps, rhos, batch=batch, seeds=seeds, iters_max=int(2 * k_th)).mean(axis=1)
+    return rhos, np.where(np.isnan(counts), np.inf, counts), float(r_th), k_th
+
+
+def coverage_mc(n: int, m: int, tau: int, *, rounds: int = 1000, seed: int = 0,
+                sampling: str = "independent") -> tuple[float, float]:
+    r"""Monte-Carlo estimate of the distinct blocks the master receives per round, with its standard error.
+
+    Counts, over ``rounds`` rounds of :class:`blockcd.blocks.BlockSampler` (the choices of
+    :func:`blockcd.run`), the blocks that at least one of the ``n`` workers sends.  Compare with
+    the coverage lemma of chapter 3, :func:`blockcd.theory.coverage`,
+
+    .. math:: \mathbb{E}\,\#\{j : j \in S_i \text{ for some } i\} = m\big(1 - (1 - \tau/m)^n\big)
+
+    for independent sampling, and exactly ``tau`` for shared sampling.
+
+    Parameters
+    ----------
+    n, m, tau : int
+        Workers (>= 1), blocks (>= 1) and blocks per worker, 1 <= tau <= m.
+    rounds : int
+        Rounds drawn, >= 2.
+    seed : int
+        The run seed of the sampler.
+    sampling : {"independent", "shared"}
+        Each worker its own choice, or one choice for all.
+
+    Returns
+    -------
+    (mean, se) : tuple of float
+    """
+    from .blocks import BlockSampler
+
+    n = check_int("n", n, 1)
+    m = check_int("m", m, 1)
+    tau = check_int("tau", tau, 1, m)
+    rounds = check_int("rounds", rounds, 2)
+    sampling = check_choice("sampling", sampling, SAMPLINGS)
+    sampler = BlockSampler(n, m, tau, seed=check_seed("seed", seed), sampling=sampling)
+    counts = np.array([sampler.masks(k).any(axis=0).sum() for k in range(rounds)], dtype=float)
+    return float(counts.mean()), float(counts.std(ddof=1) / np.sqrt(rounds))
+
+
+def smoothness_ratios(problem, m: int, taus: Sequence[int], *, points: int = 1000,
+                      seed: int = 0) -> dict[int, float]:
+    r"""Largest E||g(x) - g(x*)||^2 / (2 D(x)) of IBCD over random points, for each tau (chapter 4).
+
+    The expected smoothness lemma of IBCD bounds this ratio by
+    :math:`\mathcal{L}(\tau) = L + \omega L_{\max}/n`
+    (:func:`blockcd.theory.expected_smoothness`).  Its proof computes the numerator exactly,
+
+    .. math:: \mathbb{E}\lVert g(x) - g(x^\star)\rVert^2 = \lVert\bar v\rVert^2
+              + \frac{\omega}{n}\cdot\frac1n\sum_i\lVert v_i\rVert^2,
+              \qquad v_i = \nabla f_i(x) - \nabla f_i(x^\star),
+
+    so no sampling is involved: the points are :math:`x^\star + z`, :math:`z` standard normal,
+    drawn with ``seed``.
+
+    Parameters
+    ----------
+    problem : Problem
+        A convex problem with a minimiser ``x_star``.
+    m : int
+        Blocks, 1 <= m <= d.
+    taus : sequence of int
+        Blocks per worker, each in [1, m].
+    points : int
+        Random points, >= 1.
+    seed : int
+        Seed of the points.
+
+    Returns
+    -------
+    dict
+        ``{tau: largest ratio}``.
+    """
+    from .theory import aggregation_variance
+
+    m = check_int("m", m, 1, problem.d)
+    taus = [check_int("tau", t, 1, m) for t in taus]
+    points = check_int("points", points, 1)
+    rng = np.random.default_rng(check_seed("seed", seed))
+    G_star = problem.local_grads(problem.x_star)
+    worst = {t: 0.0 for t in taus}
+    for x in problem.x_star + rng.standard_normal((points, problem.d)):
+        V = problem.local_grads(x) - G_star
+        D = problem.f(x) - problem.f_star
+        vbar = V.mean(axis=0)
+        for t in taus:
+            worst[t] = max(worst[t], (vbar @ vbar + aggregation_variance(V, m, t)) / (2 * D))
+    return worst
+
+
+def iteration_ratios(problem, method: str, m: int, taus: Sequence[int], eps: float, *,
+                     seeds: Sequence[int] = (0, 1), cap: float = 1.25) -> dict[str, np.ndarray | float]:
+    r"""Measured and predicted K(tau)/K(m), the check of the m/n rule (chapter 4).
+
+    ``K(m)`` is one run at ``tau = m`` (deterministic: every block is sent); ``K(tau)`` is the
+    mean over ``seeds`` of :func:`iterations_to` at the theory's step, each run capped at
+    ``cap`` times the predicted count
+
+    .. math:: K(\tau) \approx K(m)\,\frac{\mathcal{L}(\tau)}{\mathcal{L}(m)}
+              = K(m)\Big(1 + \Big(\frac{m}{\tau} - 1\Big)\frac{r}{n}\Big)
+
+    (:func:`blockcd.theory.predicted_ratio`), so a run that misses the prediction by more than
+    the cap returns ``nan`` and any comparison with it fails.
+
+    Parameters
+    ----------
+    problem : Problem
+    method : str
+        A method of :func:`blockcd.run`.
+    m : int
+        Blocks, >= 1.
+    taus : sequence of int
+        Blocks per worker, each in [1, m].
+    eps : float
+        Accuracy ||x^K - x*||^2 <= eps ||x^0 - x*||^2, > 0.
+    seeds : sequence of int
+        Seeds averaged for each tau < m.
+    cap : float
+        Run length as a multiple of the predicted count, >= 1.
+
+    Returns
+    -------
+    dict
+        ``K_m`` (float), and arrays over ``taus``: ``K``, ``measured`` (K / K_m), ``predicted``.
+    """
+    from . import theory
+
+    m = check_int("m", m, 1)
+    taus = [check_int("tau", t, 1, m) for t in taus]
+    cap = check_float("cap", cap, positive=True)
+    if cap < 1:
+        raise ValueError(f"cap must be >= 1 (a multiple of the predicted count), got {cap}")
+    pred = np.array([theory.predicted_ratio(problem, method, m, t) for t in taus])
+    K_m = float(iterations_to(problem, method, m, [m], eps)[0, 0])
+    K = np.array([np.mean(iterations_to(problem, method, m, [t], eps, seeds=seeds,
+                                        iters_max=int(cap * K_m * pr)))
+                  for t, pr in zip(taus, pred)])
+    return {"K_m": K_m, "K": K, "measured": K / K_m, "predicted": pred}
+
+
+def stationary_error(problem, method: str, m: int, tau: int, *, seeds: Sequence[int] = (0, 1, 2),
+                     tail: int = 2000, burn: int | None = None):
+    r"""Where a method stalls: the mean of ||x^k - x*||^2 over the last ``tail`` iterations (chapter 4).
+
+    Each seed runs ``burn + tail`` iterations at the theory's step :math:`\gamma`; the burn-in
+    defaults to :math:`3/(\gamma\mu)` iterations, after which the first term of the SGD theorem,
+    :math:`(1 - \gamma\mu)^k\lVert x^0 - x^\star\rVert^2`, has fallen by :math:`e^{-3}`.  Compare
+    the mean with the theorem's radius (:func:`blockcd.theory.neighbourhood`)
+
+    .. math:: R(\tau) = \frac{2\gamma\,\omega\,\sigma_\star^2}{n\mu} .
+
+    Parameters
+    ----------
+    problem : Problem
+    method : str
+        A method of :func:`blockcd.run`.
+    m, tau : int
+        Blocks and blocks per worker, 1 <= tau <= m.
+    seeds : sequence of int
+        At least two seeds; the standard error is that of the mean over them.
+    tail : int
+        Iterations averaged after the burn-in, >= 1.
+    burn : int, optional
+        Burn-in iterations, >= 0.
+
+    Returns
+    -------
+    (mean, se, history) : tuple
+        The mean over seeds of each run's tail average, its standard error, and the first seed's
+        :class:`blockcd.History` (for a figure).
+    """
+    from . import theory
+
+    seeds = [check_seed("seed", s) for s in seeds]
+    if len(seeds) < 2:
+        raise ValueError(f"seeds must hold at least two seeds (for a standard error), got {len(seeds)}")
+    tail = check_int("tail", tail, 1)
+    if burn is None:
+        burn = int(3 / (theory.step_size(problem, method, m, tau) * problem.mu))
+    burn = check_int("burn", burn, 0)
+    hs = [run(problem, method, m=m, tau=tau, iters=burn + tail, seed=s) for s in seeds]
+    means = np.array([h.dist2[burn:].mean() for h in hs])
+    return float(means.mean()), float(means.std(ddof=1) / np.sqrt(len(seeds))), hs[0]
+
+
 #: multiples of the theory step that :func:`tuned_run` tries, from the top (chapter 6)
 TUNED_SCALES = (4, 16, 64, 256, 1024)
 

@@ -222,3 +222,107 @@ def optimal_tau(n: int, d: int, m: int, *, bandwidth: float, latency: float, r: 
     if c1 == 0.0:  # one worker and no master: nothing is sent, send everything
         return float(m)
     return time_optimal_tau(1.0, r, n, m, c0, c1)
+
+
+def round_segments(n: int, d: int, m: int, tau: int, *, bandwidth: float, latency: float,
+                   compute: float = 0.0, bits_per_number: int = BITS_PER_NUMBER,
+                   compute_fixed: float = 1.0, broadcast: bool = False) -> list[tuple[str, float]]:
+    r"""One parameter-server round as consecutive segments (name, seconds), in the order they happen.
+
+    The segments of :func:`round_time` with ``accounting='parameter-server'``
+    (chapter 9): the workers compute in parallel, :math:`T_{\text{compute}}(\tau)/n`
+    (``'compute'``); the first message reaches the master after the latency
+    :math:`\alpha` (``'latency'``); the master's incoming link then carries the
+    n workers' messages of :math:`\tau d/m` numbers one after another,
+    :math:`\beta\tau d/m` each (``'worker 0'`` to ``'worker n-1'``).  They add up to
+
+    .. math:: T(\tau) = \frac{T_{\text{compute}}(\tau)}{n} + \alpha + \beta\,\frac{n\tau d}{m}
+              = c_0 + c_1\tau ,
+
+    :func:`round_time` exactly.  With ``broadcast=True`` one more segment,
+    ``'broadcast'``, of :math:`\alpha + \beta d` follows: the master sends the
+    new iterate once (a tree or multicast), which the book's round time leaves
+    out (chapter 9, exercise on the down-link).
+
+    Parameters
+    ----------
+    n, d, m, tau, bandwidth, latency, compute, bits_per_number, compute_fixed
+        As in :func:`round_time`.
+    broadcast : bool
+        Append the broadcast of the iterate (default False).
+
+    Returns
+    -------
+    list of (str, float)
+        Segment names and durations in seconds, in time order.
+    """
+    if not isinstance(broadcast, (bool,)):
+        raise TypeError(f"broadcast must be True or False, got {type(broadcast).__name__} {broadcast!r}")
+    recv = numbers_received(n, d, m, tau)
+    _, alpha, beta = _link(bandwidth, latency, bits_per_number)
+    segments = [("compute", _compute(compute, compute_fixed, tau, m) / n), ("latency", alpha)]
+    segments += [(f"worker {i}", beta * recv / n) for i in range(n)]
+    if broadcast:
+        segments.append(("broadcast", alpha + beta * d))
+    return segments
+
+
+def preset_optima(n: int, m: int, *, r: float, kappa: float = 10.0, eps: float = 1e-6,
+                  compute_per_parameter: float = COMPUTE_PER_PARAMETER,
+                  accounting: str = "parameter-server") -> list[dict]:
+    r"""The time-optimal tau for every link of :data:`LINKS` and model of :data:`MODELS` (chapter 9).
+
+    For each pair, with :math:`T_{\text{compute}} = ` ``compute_per_parameter`` :math:`\cdot d`:
+    the ratio :math:`c_0/(\beta d)` of the round's fixed cost to the time the
+    master needs to receive one gradient, the closed form :math:`\tau^\star` of
+    :func:`optimal_tau`,
+
+    .. math:: \frac{\tau^\star}{m/n} = \sqrt{\frac{r}{1 - r/n}\cdot\frac{c_0}{\beta d}}
+              \quad\text{(parameter server, clipped to } [1, m]\text{)},
+
+    and the brute-force integer minimiser of :func:`time_to_accuracy` over
+    :math:`\tau = 1, \dots, m`, which part 3 of the chapter's proposition
+    places at :math:`\lfloor\tau^\star\rfloor` or :math:`\lceil\tau^\star\rceil`.
+
+    Parameters
+    ----------
+    n : int >= 1
+        Workers.
+    m : int, 1 <= m <= the smallest preset model size
+        Blocks.
+    r : float in [1, n]
+        :math:`L_{\max}/L`.
+    kappa : float > 0
+        Condition number (scales every time alike; the minimiser does not depend on it).
+    eps : float in (0, 1]
+        Accuracy of :func:`iterations`.
+    compute_per_parameter : float >= 0
+        Seconds of one full gradient per parameter.
+    accounting : {'parameter-server', 'all-reduce'}
+        See the module docstring.
+
+    Returns
+    -------
+    list of dict
+        One per (link, model), links outer: ``link``, ``model``, ``d``,
+        ``bandwidth``, ``fixed_over_gradient`` (:math:`c_0/(\beta d)`),
+        ``tau_star`` (real), ``ratio`` (:math:`\tau^\star/(m/n)`) and ``brute``
+        (the best integer tau).
+    """
+    n = check_int("n", n, 1)
+    m = check_int("m", m, 1, min(MODELS.values()))
+    cpp = check_float("compute_per_parameter", compute_per_parameter, nonnegative=True)
+    taus = range(1, m + 1)
+    rows = []
+    for lname, lk in LINKS.items():
+        for mname, d in MODELS.items():
+            comp = cpp * d
+            c0, _ = round_cost_coefficients(n, d, m, compute=comp, accounting=accounting, **lk)
+            beta_d = BITS_PER_NUMBER / lk["bandwidth"] * d
+            star = optimal_tau(n, d, m, r=r, compute=comp, accounting=accounting, **lk)
+            times = [time_to_accuracy(n, d, m, t, kappa=kappa, r=r, eps=eps, compute=comp,
+                                      accounting=accounting, **lk) for t in taus]
+            rows.append({"link": lname, "model": mname, "d": d, "bandwidth": lk["bandwidth"],
+                         "fixed_over_gradient": c0 / beta_d, "tau_star": star, "ratio": star / (m / n),
+                         "brute": 1 + min(range(m), key=times.__getitem__)})
+    return rows

@@ -335,3 +335,116 @@ def selection_grid(n: int, m: int, tau: int, *, seed: int = 0, iteration: int = 
                 for s in SAMPLINGS]
     fig.legend(handles=handles, loc="outside lower center", ncol=3, fontsize=13)
     return fig
+
+
+#: colours of the segments :func:`round_timeline` draws (worker messages alternate two blues)
+TIMELINE_COLORS = {"compute": "#ff7f0e", "latency": "#d62728", "worker": ("#1f77b4", "#9ecae1"),
+                   "broadcast": "#c7c7c7"}
+
+
+def round_timeline(rows: dict, ax=None, *, unit: float = 1e-3):
+    r"""One round as a horizontal bar of consecutive segments, one bar per row (chapter 9).
+
+    ``rows`` maps a row label (e.g. ``"dense, τ = m"``) to the segments of
+    :func:`blockcd.network.round_segments`, a list of (name, seconds).  Each
+    bar starts at 0 and lays the segments end to end: compute (orange), the
+    latency (red), the workers' messages into the master (alternating blues,
+    one per worker), and a hatched grey broadcast if present.  The x axis is
+    time in ``unit`` seconds (milliseconds by default); the first row is drawn
+    at the top.  Returns the Axes; ``ax.timeline_totals`` holds each row's
+    drawn length in seconds (the broadcast excluded), marked on each bar by a
+    black tick labelled T, for the chapter's assert
+    against :func:`blockcd.network.round_time`.
+    """
+    if not isinstance(rows, dict) or not rows:
+        raise TypeError("rows must be a non-empty dict {label: [(segment name, seconds), ...]}")
+    ax = _ax(ax)
+    totals = {}
+    labels = list(rows)
+    for y, label in enumerate(labels):
+        start, total, w = 0.0, 0.0, 0
+        for name, seconds in rows[label]:
+            seconds = float(seconds)
+            if not np.isfinite(seconds) or seconds < 0:
+                raise ValueError(f"segment {name!r} of row {label!r} must last >= 0 seconds, got {seconds}")
+            kw = {"height": 0.6, "edgecolor": "white", "linewidth": 0.5}
+            if name.startswith("worker"):
+                kw["color"] = TIMELINE_COLORS["worker"][w % 2]
+                w += 1
+            elif name == "broadcast":
+                kw.update(color=TIMELINE_COLORS["broadcast"], hatch="//", edgecolor="#7f7f7f")
+            else:
+                kw["color"] = TIMELINE_COLORS.get(name, "#7f7f7f")
+            ax.barh(-y, seconds / unit, left=start / unit, **kw)
+            start += seconds
+            if name != "broadcast":
+                total += seconds
+        totals[label] = total
+        ax.plot([total / unit] * 2, [-y - 0.38, -y + 0.38], color="k", lw=1.5)
+        suffix = {1e-3: " ms", 1e-6: " µs", 1.0: " s"}.get(unit, "")
+        ax.text(total / unit, -y + 0.4, f"T = {total / unit:.3g}{suffix}", ha="center", va="bottom", fontsize=9)
+    handles = [mpl.patches.Patch(color=TIMELINE_COLORS["compute"], label="compute"),
+               mpl.patches.Patch(color=TIMELINE_COLORS["latency"], label="latency α"),
+               mpl.patches.Patch(color=TIMELINE_COLORS["worker"][0], label="workers' messages, one after another")]
+    if any(name == "broadcast" for segs in rows.values() for name, _ in segs):
+        handles.append(mpl.patches.Patch(facecolor=TIMELINE_COLORS["broadcast"], hatch="//",
+                                         edgecolor="#7f7f7f", label="broadcast of the iterate"))
+    ax.legend(handles=handles, loc="lower right", fontsize=9)
+    ax.set_yticks([-y for y in range(len(labels))], labels)
+    ax.set_xlabel({1e-3: "time in the round (ms)", 1e-6: "time in the round (µs)",
+                   1.0: "time in the round (s)"}.get(unit, f"time in the round ({unit:g} s)"))
+    ax.grid(axis="y", visible=False)
+    ax.timeline_totals = totals
+    return ax
+
+
+def round_messages(n: int, d: int, m: int, tau: int, ax=None, *, bytes_per_number: int = 8,
+                   label: str | None = None):
+    r"""The ranks of an MPI job and the messages of one round (chapter 10).
+
+    Rank 0, the master, sits on top; ranks 1 to n, the workers, below.  Grey
+    arrows are the broadcast of the iterate, :math:`8d` bytes that every worker
+    receives; coloured arrows are the workers' messages, the values of
+    :math:`\tau` blocks, :math:`8\tau d/m` bytes each (blocks of equal size),
+    their width in proportion to their size.  The text on top gives what the
+    master's link takes in per round, :math:`8n\tau d/m` bytes: :math:`8nd` dense,
+    :math:`8d` at :math:`\tau = m/n`, after ``label`` if one is given.
+    ``bytes_per_number`` is 8 for float64; at most 16 workers are drawn.
+
+    Returns the Axes; ``ax.message_bytes`` holds the drawn numbers,
+    ``{'up': ..., 'into_master': ..., 'down': ...}``, for the chapter's assert
+    against the bytes the ranks counted.
+    """
+    n = check_int("n", n, 1, 16)
+    d = check_int("d", d, 1)
+    m = check_int("m", m, 1, d)
+    tau = check_int("tau", tau, 1, m)
+    bytes_per_number = check_int("bytes_per_number", bytes_per_number, 1)
+    ax = _ax(ax)
+    up = bytes_per_number * tau * d / m
+    down = float(bytes_per_number * d)
+    xm = (n - 1) / 2
+    colour = STYLE["ibcd"]["color"]
+    box = {"boxstyle": "round,pad=0.4", "facecolor": "white", "edgecolor": "0.3"}
+    for i in range(n):
+        spread = 0.08 * (i - xm)   # each worker's arrows meet the master at their own place
+        ax.annotate("", xy=(i - 0.12, 0.18), xytext=(xm + spread - 0.1, 0.82),
+                    arrowprops={"arrowstyle": "-|>", "color": "0.6", "lw": 4.0, "shrinkA": 0, "shrinkB": 0})
+        ax.annotate("", xy=(xm + spread + 0.1, 0.82), xytext=(i + 0.12, 0.18),
+                    arrowprops={"arrowstyle": "-|>", "color": colour, "lw": 0.6 + 3.4 * up / down,
+                                "shrinkA": 0, "shrinkB": 0})
+        ax.text(i, 0.05, f"rank {i + 1}\nworker {i}", ha="center", va="center", fontsize=10, bbox=box)
+    ax.text(xm, 0.95, "rank 0\nmaster", ha="center", va="center", fontsize=10, bbox=box)
+    if label is not None and not isinstance(label, str):
+        raise TypeError(f"label must be a string or None, got {type(label).__name__}")
+    top = f"into the master: {up * n:,.0f} bytes per round"
+    ax.text(xm, 1.2, top if label is None else f"{label}\n{top}", ha="center", va="center", fontsize=11)
+    handles = [mpl.lines.Line2D([], [], color="0.6", lw=4.0, label=f"down: the iterate, {down:,.0f} bytes"),
+               mpl.lines.Line2D([], [], color=colour, lw=0.6 + 3.4 * up / down,
+                                label=f"up: {tau} of {m} blocks, {up:,.0f} bytes")]
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.02), ncol=1, fontsize=10)
+    ax.set_xlim(-0.7, n - 0.3)
+    ax.set_ylim(-0.1, 1.32)
+    ax.set_axis_off()
+    ax.message_bytes = {"up": up, "into_master": up * n, "down": down}
+    return ax

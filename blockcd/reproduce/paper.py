@@ -76,7 +76,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import problems
-from .._validate import check_choice, check_int, check_seed
+from .._validate import check_choice, check_float, check_int, check_seed
 from ..history import DivergenceError
 from ..methods import run
 from . import figures
@@ -412,37 +412,97 @@ def describe(row: dict) -> str:
     return f"{row['data']}, {where}{row['quantity']} = {row['measured']:.3g}{band}, {how}{verdict}"
 
 
-def scrubber(result, *, label: str = "τ", dpi: int = 60) -> str:
+def scrubber(result, *, label: str = "τ", dpi: int = 90, width: float = 7.2, panel_height: float = 2.7,
+             fontsize: float = 13, colors: int = 32) -> str:
     """A kernel-free slider over the curves of a τ sweep (Figs. 4, 6, 8, 10, 12): an HTML animation whose frame j
     shows the j-th curve of every panel in full and fades the others (matplotlib's ``to_jshtml``).
 
-    The figure itself is left as it was.  ``label`` names what the frames step through; ``dpi`` sets the
-    frames' resolution (each frame is an embedded PNG, so it sets the page's weight).
+    The frames are drawn from a copy of the figure laid out for a page about ``width * dpi`` pixels wide
+    (648 by default, the book's text column): one panel per row, each ``panel_height`` inches high, with
+    ``fontsize``-point text, i.e. ``fontsize * dpi / 72`` pixels (16 by default) where the figure's own
+    8-11 points at the old 60 dpi were 7-9 pixels.  Each frame is an embedded PNG reduced to a palette
+    of ``colors`` colours, which keeps a four-frame sweep of the book at 100-175 kB.  The figure itself is left as it
+    was.  ``label`` names what the frames step through; the legend entry of the shown curve stays dark.
+
+    Parameters
+    ----------
+    result : Result
+        A τ sweep of :func:`run_paper`, whose ``figure`` has one labelled line per τ in each panel.
+    label : str
+        What one frame shows (default "τ").
+    dpi : int
+        Pixels per inch of the frames, in [20, 300].
+    width, panel_height : float
+        The frames' width and each panel's height in inches, > 0.
+    fontsize : float
+        Points of the tick labels, axis labels, panel labels and legend, > 0.
+    colors : int
+        Colours of each frame's palette, in [2, 256], or 0 to keep the full-colour PNG.
     """
+    import base64
+    import io
+    import pickle
+    import re
+
     import matplotlib as mpl
+    import matplotlib.pyplot as plt
     from matplotlib.animation import FuncAnimation
+    from matplotlib.gridspec import GridSpec
+    from PIL import Image
 
-    fig = result.figure
-    panels = [(ax, [ln for ln in ax.get_lines() if not ln.get_label().startswith("_")], list(ax.collections))
-              for ax in fig.axes]
-    frames = max(len(lines) for _, lines, _ in panels)
-    saved = [(ln, ln.get_alpha()) for _, lines, cols in panels for ln in (*lines, *cols)]
-
-    def show(j):
-        for _, lines, cols in panels:
-            for k, ln in enumerate(lines):
-                ln.set_alpha(1.0 if k == j else 0.12)
-            for k, c in enumerate(cols):
-                c.set_alpha(0.25 if k == j else 0.03)
-        return []
-
+    dpi = check_int("dpi", dpi, 20, 300)
+    width = check_float("width", width, positive=True)
+    panel_height = check_float("panel_height", panel_height, positive=True)
+    fontsize = check_float("fontsize", fontsize, positive=True)
+    colors = check_int("colors", colors, 0, 256)
+    if colors == 1:
+        raise ValueError("colors must be 0 (full colour) or an integer in [2, 256], got 1")
+    fig = pickle.loads(pickle.dumps(result.figure))  # a copy: the chapter's figure keeps its layout
     try:
+        axes = fig.axes
+        grid = GridSpec(len(axes), 1, figure=fig)
+        panels = []
+        for k, ax in enumerate(axes):
+            ax.set_subplotspec(grid[k, 0])
+            ax.tick_params(labelsize=fontsize)
+            for text in (ax.xaxis.label, ax.yaxis.label, *ax.texts):
+                text.set_fontsize(fontsize)
+            legend = ax.get_legend()
+            names = [] if legend is None else list(legend.get_texts())
+            for text in names:
+                text.set_fontsize(fontsize - 1)
+            lines = [ln for ln in ax.get_lines() if not ln.get_label().startswith("_")]
+            panels.append((lines, list(ax.collections), names))
+        fig.set_size_inches(width, panel_height * len(axes))
+        fig.tight_layout()
+        frames = max(len(lines) for lines, _, _ in panels)
+
+        def show(j):
+            for lines, cols, names in panels:
+                for k, ln in enumerate(lines):
+                    ln.set_alpha(1.0 if k == j else 0.12)
+                for k, c in enumerate(cols):
+                    c.set_alpha(0.25 if k == j else 0.03)
+                for k, text in enumerate(names):
+                    text.set_alpha(1.0 if k == j else 0.45)
+            return []
+
         anim = FuncAnimation(fig, show, frames=frames, interval=900)
-        with mpl.rc_context({"savefig.dpi": check_int("dpi", dpi, 20, 300)}):
+        with mpl.rc_context({"savefig.dpi": dpi}):
             html = anim.to_jshtml(default_mode="once")
     finally:
-        for ln, a in saved:
-            ln.set_alpha(a)
+        plt.close(fig)
+
+    def palette(match):
+        image = Image.open(io.BytesIO(base64.b64decode(match.group(2)))).convert("RGB")
+        if colors:
+            image = image.quantize(colors=colors, method=Image.Quantize.MEDIANCUT)
+        out = io.BytesIO()
+        image.save(out, format="PNG", optimize=True)
+        return match.group(1) + base64.b64encode(out.getvalue()).decode("ascii")
+
+    html = re.sub(r'(frames\[\d+\] = "data:image/png;base64,)([^"]+)', palette, html)
+    html = html.replace('<img id="_anim_img', '<img style="max-width: 100%; height: auto" id="_anim_img', 1)
     return f"<p>frames: one {label} each, in the order of the legend</p>" + html
 
 
