@@ -623,3 +623,236 @@ def stationary_error(problem, method: str, m: int, tau: int, *, seeds: Sequence[
     hs = [run(problem, method, m=m, tau=tau, iters=burn + tail, seed=s) for s in seeds]
     means = np.array([h.dist2[burn:].mean() for h in hs])
     return float(means.mean()), float(means.std(ddof=1) / np.sqrt(len(seeds))), hs[0]
+
+
+#: multiples of the theory step that :func:`tuned_run` tries, from the top (chapter 6)
+TUNED_SCALES = (4, 16, 64, 256, 1024)
+
+
+def tuned_run(problem, method: str, m: int, tau: int, *, eps: float = 1e-8,
+              scales: Sequence[float] = TUNED_SCALES, batch: int | None = None, iters: int = 2000,
+              seed: int = 0):
+    """The fastest multiple of the theory step to ``eps``, and a run of ``iters`` rounds with it.
+
+    :func:`tuned_step` with ``start='high'`` and each trial capped at ``iters``
+    iterations: the multiples ``scales`` of the theory step are tried from the
+    largest down, those that diverge or miss
+    :math:`\\lVert x^k - x^\\star\\rVert^2 \\le \\varepsilon\\lVert x^0 - x^\\star\\rVert^2`
+    are passed over, and the search stops at the first multiple no faster than
+    the one above it.  Chapter 6 draws the returned run beside the theory
+    step's (figures ``fig-isega-real`` and ``fig-is-saga``).
+
+    Parameters
+    ----------
+    problem : Problem
+    method : str
+        A method of :data:`blockcd.registry.METHODS` with a theory step.
+    m, tau : int
+        Blocks and blocks sent per worker, 1 <= tau <= m.
+    eps : float
+        Accuracy the search asks for (default 1e-8), > 0.
+    scales : sequence of float
+        Multiples of the theory step to try, each > 0.
+    batch : int or None
+        Minibatch size for the methods that take one.
+    iters : int
+        Cap of every trial and length of the returned run (default 2000), >= 1.
+    seed : int
+        Seed of the returned run (the trials use seed 0).
+
+    Returns
+    -------
+    (float, History)
+        The multiple found (1 if none is faster than the theory step) and the run with it.
+    """
+    from . import theory
+
+    eps = check_float("eps", eps, positive=True)
+    iters = check_int("iters", iters, 1)
+    seed = check_seed("seed", seed)
+    scales = [check_float("scales", s, positive=True) for s in scales]
+    if not scales:
+        raise ValueError("scales must hold at least one multiple of the theory step")
+    scale, _ = tuned_step(problem, method, m, tau, eps, scales=scales, batch=batch, iters_max=iters, start="high")
+    step = scale * theory.step_size(problem, method, m, tau, batch=batch)
+    return scale, run(problem, method, m=m, tau=tau, step=step, iters=iters, batch=batch, seed=seed)
+
+
+def _random_state(problem, rng, spread: tuple[float, float]):
+    """A point x and shifts h_i at random distances from x* and grad f_i(x*) (log-uniform scales)."""
+    x = problem.x_star + rng.standard_normal(problem.d) * np.exp(rng.uniform(*spread))
+    h = problem.local_grads_star + rng.standard_normal((problem.n, problem.d)) * np.exp(rng.uniform(*spread))
+    return x, h
+
+
+def isega_inequality_ratios(problem, m: int, tau: int, *, states: int = 1000, seed: int = 0) -> np.ndarray:
+    r"""Largest left/right ratios of ISEGA's one-step inequalities over random states (chapter 6).
+
+    At ``states`` random points x and shifts :math:`h_i` (at distances
+    :math:`e^{U}`, :math:`U \sim \mathcal{U}(-3, 1)`, from :math:`x^\star` and
+    :math:`\nabla f_i(x^\star)`), every expectation over one round is computed
+    exactly, with :math:`q = \tau/m`, :math:`\omega = m/\tau - 1`,
+    :math:`D = f(x) - f^\star` and :math:`H = \frac1n\sum_i\lVert h_i - \nabla f_i(x^\star)\rVert^2`:
+
+    - item 1 of ``lem-isega-step``: :math:`\mathbb{E}\lVert g\rVert^2 = \lVert\nabla f(x)\rVert^2 +
+      \frac{\omega}{n^2}\sum_i\lVert\nabla f_i(x) - h_i\rVert^2` (the key lemma) against
+      :math:`2LD + 4\omega L_{\max}D/n + 2\omega H/n`;
+    - item 2: :math:`\mathbb{E}H^+ = (1 - q)H + \frac qn\sum_i\lVert\nabla f_i(x) - \nabla f_i(x^\star)\rVert^2`
+      against :math:`(1 - q)H + 2qL_{\max}D`;
+    - ``thm-isega``: :math:`\mathbb{E}\Psi^+` against the rate times :math:`\Psi`, with
+      :math:`\Psi = \lVert x - x^\star\rVert^2 + c\gamma^2H`, :math:`c = 4\omega/(nq)` and the theory step.
+
+    Returns
+    -------
+    numpy.ndarray
+        The three largest ratios (item 1, item 2, theorem); each is at most 1 if the inequalities hold.
+    """
+    from . import theory
+
+    gamma, rate = theory.step_size(problem, "isega", m, tau), theory.rate(problem, "isega", m, tau)  # checks m, tau
+    states = check_int("states", states, 1)
+    seed = check_seed("seed", seed)
+    n, xs, Gs = problem.n, problem.x_star, problem.local_grads_star
+    w, q = theory.omega(m, tau), tau / m
+    c = 4 * w / (n * q)
+    rng = np.random.default_rng(seed)
+    worst = np.zeros(3)
+    for _ in range(states):
+        x, h = _random_state(problem, rng, (-3.0, 1.0))
+        G, e, D = problem.local_grads(x), x - xs, problem.f(x) - problem.f_star
+        gbar, H = G.mean(axis=0), np.mean(np.sum((h - Gs) ** 2, axis=1))
+        Eg2 = gbar @ gbar + theory.aggregation_variance(G - h, m, tau)
+        EH = (1 - q) * H + q * np.mean(np.sum((G - Gs) ** 2, axis=1))
+        Ex = e @ e - 2 * gamma * gbar @ e + gamma**2 * Eg2
+        worst = np.maximum(worst, [
+            Eg2 / (2 * problem.L * D + 4 * w * problem.L_max * D / n + 2 * w * H / n),
+            EH / ((1 - q) * H + 2 * q * problem.L_max * D),
+            (Ex + c * gamma**2 * EH) / (rate * (e @ e + c * gamma**2 * H))])
+    return worst
+
+
+def is_saga_inequality_ratio(problem, m: int, tau: int, *, states: int = 300, seed: int = 0) -> float:
+    r"""Largest ratio :math:`\mathbb{E}\Psi^+ / (\text{rate}\cdot\Psi)` of IS-SAGA with b = 1 (chapter 6).
+
+    :math:`\Psi = \lVert x - x^\star\rVert^2 + c\gamma^2H + a\gamma^2Q` of ``thm-is-saga`` with
+    :math:`c = 4\omega/(nq)`, :math:`a = 4l\theta(1 + 6\omega)/(bn)`, :math:`\theta = (l - b)/(b(l - 1))`
+    and the theory step.  With minibatches of one row every expectation over the
+    minibatch is the average over a worker's l rows, and over the blocks it is
+    exact as in :func:`isega_inequality_ratios`, so each state's ratio is exact.  The
+    states are random points, shifts and tables :math:`J_{ij}` at log-uniform
+    distances from their targets; every worker must hold the same number l of rows.
+
+    Returns
+    -------
+    float
+        The largest ratio; at most 1 if the theorem's contraction holds.
+    """
+    from . import theory
+
+    gamma = theory.step_size(problem, "is-saga", m, tau, batch=1)        # checks m and tau
+    states = check_int("states", states, 1)
+    seed = check_seed("seed", seed)
+    sizes = np.asarray(problem.sizes)
+    if np.any(sizes != sizes[0]) or sizes[0] < 2:
+        raise ValueError(f"problem must give every worker the same number l >= 2 of rows, got sizes {sizes.tolist()}")
+    n, l, b = problem.n, int(sizes[0]), 1
+    xs, Gs = problem.x_star, problem.local_grads_star
+    w, q, theta = theory.omega(m, tau), tau / m, (l - b) / (b * (l - 1))
+    rate = theory.rate(problem, "is-saga", m, tau, batch=b)
+    c, a = 4 * w / (n * q), 4 * l * theta * (1 + 6 * w) / (b * n)
+    rows = [np.full((n, 1), j) for j in range(l)]
+    Rs = np.stack([problem.minibatch_grads(xs, r) for r in rows])        # grad f_ij(x*), shape (l, n, d)
+    rng = np.random.default_rng(seed)
+    worst = 0.0
+    for _ in range(states):
+        s = np.exp(rng.uniform(-3, 1, size=3))
+        x = xs + s[0] * rng.standard_normal(problem.d)
+        h = Gs + s[1] * rng.standard_normal((n, problem.d))
+        J = Rs + s[2] * rng.standard_normal((l, n, problem.d))
+        Rx = np.stack([problem.minibatch_grads(x, r) for r in rows])
+        g_ij = Rx - J + J.mean(axis=0)                                     # the SAGA estimate for each row j
+        G, e = problem.local_grads(x), x - xs
+        gbar = G.mean(axis=0)
+        Eg2 = (gbar @ gbar + np.sum(np.mean(np.sum((g_ij - G) ** 2, axis=2), axis=0)) / n**2
+               + w / n**2 * np.sum(np.mean(np.sum((g_ij - h) ** 2, axis=2), axis=0)))
+        H, Q = np.mean(np.sum((h - Gs) ** 2, axis=1)), np.mean(np.sum((J - Rs) ** 2, axis=2))
+        EH = (1 - q) * H + q * np.mean(np.sum((g_ij - Gs) ** 2, axis=2))
+        EQ = (1 - 1 / l) * Q + np.mean(np.sum((Rx - Rs) ** 2, axis=2)) / l
+        Ex = e @ e - 2 * gamma * gbar @ e + gamma**2 * Eg2
+        worst = max(worst, (Ex + gamma**2 * (c * EH + a * EQ)) / (rate * (e @ e + gamma**2 * (c * H + a * Q))))
+    return float(worst)
+
+
+def dense_and_sparse(problem, method: str, m: int, tau: int, eps: float, *, seeds: Sequence[int] = (0,),
+                     batch: int | None = None) -> dict:
+    r"""Iterations to ``eps`` at :math:`\tau = m` and at ``tau`` with the theory steps, against the bounds.
+
+    The measured ratio :math:`K(\tau)/K(m)` and the ratio of the theorem's iteration
+    bounds (:func:`blockcd.theory.predicted_iterations`, all of :math:`\Psi^0`) that
+    chapter 6 compares at :math:`\tau = m/n`.  Each run is capped at half its
+    bound plus 20 iterations (the counts lie far below the bounds).
+
+    Returns
+    -------
+    dict
+        ``steps``, ``bounds`` and ``counts`` (mean over ``seeds``), each a pair
+        (tau = m, tau), and the ratios ``measured`` and ``predicted``.
+    """
+    from . import theory
+
+    eps = check_float("eps", eps, positive=True)
+    if not seeds:
+        raise ValueError("seeds must hold at least one seed")
+    taus = (m, tau)   # (theory.step_size checks them)
+    steps = tuple(theory.step_size(problem, method, m, t, batch=batch) for t in taus)
+    bounds = tuple(theory.predicted_iterations(problem, method, m, t, eps, batch=batch) for t in taus)
+    counts = tuple(float(np.mean(iterations_to(problem, method, m, [t], eps, seeds=seeds, batch=batch,
+                                               iters_max=int(0.5 * kb) + 20)))
+                   for t, kb in zip(taus, bounds))
+    return {"steps": steps, "bounds": bounds, "counts": counts,
+            "measured": counts[1] / counts[0], "predicted": bounds[1] / bounds[0]}
+
+
+def isega_shifts(problem, m: int, tau: int, iters: int, *, step: float | None = None, seed: int = 0):
+    r"""Run ISEGA worker by worker and record every shift :math:`h_i^k` (chapter 6's picture of the shifts).
+
+    The same run as :func:`blockcd.run` with these arguments (the per-worker loop of
+    :func:`blockcd.reference.run`, each worker's blocks from (seed, worker, round)),
+    with the workers' shifts copied after every round.
+
+    Returns
+    -------
+    (History, numpy.ndarray)
+        The run's history and the shifts, shape (iters + 1, n, d): ``shifts[k, i]`` is
+        :math:`h_i^k`, with :math:`h_i^0 = 0`.
+    """
+    from .methods import setup
+    from .reference import Selection, add_sent
+
+    iters = check_int("iters", iters, 1)
+    s = setup(problem, "isega", m=m, tau=tau, step=step, iters=iters, seed=seed)
+    rule, n = s.method.rule, problem.n
+    sampler, rec = s.sampler(), s.recorder()
+    workers = [problem.worker(i) for i in range(n)]
+    states = [rule.worker_init(wk, s.x0) for wk in workers]
+    master = rule.start(s)
+    shifts = np.zeros((iters + 1, n, problem.d))
+    for k in range(iters):
+        x = rule.point(master)
+        total = np.zeros(problem.d)
+        mask = np.zeros((n, s.m), dtype=bool)
+        for i, (wk, state) in enumerate(zip(workers, states)):
+            chosen = sampler.worker_blocks(k, i)
+            mask[i, chosen] = True
+            coords = None if chosen.size == s.m else s.blocks.coords(chosen)
+            values, _ = rule.send(wk, state, x, None, Selection(coords))
+            add_sent(total, coords, values)
+            shifts[k + 1, i] = state.h
+        rec.point(k, rule.iterate(master))
+        rec.sent(k, None if s.tau == s.m else mask)
+        g = s.step_at(k)
+        rec.stepped(k, g)
+        rule.step(master, total, (s.m / s.tau) / n, g, n)
+        rule.prox(master, g)
+    rec.point(iters, rule.iterate(master))
+    return rec.history(rule.iterate(master), s.seed), shifts

@@ -65,7 +65,8 @@ def toc_files() -> list[str]:
 
 
 PAGES = toc_files()
-CHAPTERS = [f for f in PAGES if re.match(r"book/\d\d_", f)]
+#: the chapters and their sections with a notebook of their own (book/06b_is_saga, a section of chapter 6)
+CHAPTERS = [f for f in PAGES if re.match(r"book/\d\d[a-z]?_", f)]
 #: the results-at-a-glance page, right after the introduction
 GLANCE = "book/glance"
 #: the paper's theorem each method's row of the glance table must name (the paper's own numbering)
@@ -425,3 +426,16 @@ def test_selection_figures_are_shown_with_caption_and_reference(site, browser, d
     assert fig["refs"] >= 1, f"{doc}: the text never refers to #{name}"
     # shown at least 60% of its drawn size, so that the counts in the cells stay readable
     assert fig["width"] >= 0.6 * min(fig["natural"], 1000), f"{doc}: #{name} is shrunk to {fig['width']} px"
+
+
+def test_chapter_6_has_its_starred_section_and_figures(visited):
+    """IS-SAGA is a section of chapter 6 with its own page: numbered under chapter 6, starred as optional,
+    listed in the sidebar; chapter 6 draws the shifts and labels the regimes of its tau sweep."""
+    if "book/06b_is_saga" not in visited:
+        pytest.skip("no IS-SAGA section in _toc.yml")
+    title = visited["book/06b_is_saga"]["title"]
+    assert re.match(r"6\.\d+\. IS-SAGA", title) and "★" in title, f"IS-SAGA's page title reads {title!r}"
+    assert any(h.split("#")[0].endswith("/book/06b_is_saga.html") for h in visited["book/06_heterogeneous"]["nav"])
+    ids = _ids(HTML / "book" / "06_heterogeneous.html")
+    assert {"fig-isega-shifts", "fig-isega-terms", "fig-isega-real"} <= ids
+    assert {"fig-is-saga", "fig-isaga-local"} <= _ids(HTML / "book" / "06b_is_saga.html")
