@@ -73,7 +73,10 @@ GLANCE = "book/glance"
 PAPER_THEOREMS = {"ibcd": "Theorem 1", "ibgd": "Theorem 4", "is-sgd": "Theorem 6", "isega": "Theorem 3",
                   "isaga-shared": "Theorem 2", "isaga-local": "Theorem 5", "is-asgd": "Theorem 8"}
 #: figures drawn by blockcd.plotting.selection_grid: (page, figure name)
-SELECTION_FIGURES = [("book/01_template", "fig-selection-template"), ("book/03_key_lemma", "fig-selection-key")]
+#: the figures that draw an idea (the block choices, the shifts, a round of the time model, the ranks' messages)
+IDEA_FIGURES = [("book/01_template", "fig-selection-template"), ("book/03_key_lemma", "fig-selection-key"),
+                ("book/06_heterogeneous", "fig-isega-shifts"), ("book/09_time", "fig-round-timeline"),
+                ("book/10_mpi", "fig-mpi-round")]
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
@@ -408,8 +411,8 @@ def test_glance_page_maps_the_dependencies(site, browser):
         assert label in refs, f"the dependency map does not link {label}"
 
 
-@pytest.mark.parametrize("doc, name", SELECTION_FIGURES)
-def test_selection_figures_are_shown_with_caption_and_reference(site, browser, doc, name):
+@pytest.mark.parametrize("doc, name", IDEA_FIGURES)
+def test_idea_figures_are_shown_with_caption_and_reference(site, browser, doc, name):
     page, _, _ = _open(browser, site, doc + ".html")
     fig = page.evaluate("""(id) => {
       const f = document.getElementById(id);

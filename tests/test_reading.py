@@ -41,7 +41,7 @@ def numbered_chapters() -> list[str]:
 CHAPTERS = numbered_chapters()
 #: an exercise: the directive's line, then its body up to exercise-end (or, for the one-block form, its fence)
 _EXERCISE = re.compile(r"^(`{3,}|:{3,})\{exercise-start\}[^\n]*\n(.*?)^(?:`{3,}|:{3,})\{exercise-end\}"
-                       r"|^(`{3,}|:{3,})\{exercise\}[^\n]*\n(.*?)^\3\s*$", re.M | re.S)
+                       r"|^(`{3,}|:{3,})\{exercise\}[^\n]*\n(.*?)^\3\s*$", re.MULTILINE | re.DOTALL)
 _LEVEL = re.compile(r"^(★{1,3}) \(([^)]+)\)")
 
 
@@ -55,7 +55,7 @@ def exercises(path: Path) -> list[dict]:
     out = []
     for m in _EXERCISE.finditer(_markdown(path)):
         body = m.group(2) if m.group(2) is not None else m.group(4)
-        label = re.search(r"^:label:\s*(\S+)", body, re.M)
+        label = re.search(r"^:label:\s*(\S+)", body, re.MULTILINE)
         text = "\n".join(line for line in body.splitlines()
                          if line.strip() and not re.match(r"^(:[a-z-]+:|`{3,}|:{3,})", line)).strip()
         level = _LEVEL.match(text)
@@ -92,7 +92,7 @@ def test_exercises_come_at_three_levels(chapter):
 
 @pytest.mark.parametrize("chapter", [c for c in CHAPTERS if explorer_cells(ROOT / c)])
 def test_a_chapter_with_an_explorer_has_an_exercise_that_uses_it(chapter):
-    uses = [e["label"] for e in exercises(ROOT / chapter) if re.search(r"\bexplorer\b", e["body"], re.I)]
+    uses = [e["label"] for e in exercises(ROOT / chapter) if re.search(r"\bexplorer\b", e["body"], re.IGNORECASE)]
     assert uses, f"{chapter} shows an explorer but no exercise asks the reader to use it"
 
 
