@@ -30,6 +30,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from .. import plotting
+from ..methods import _INTERRUPT, Interrupted
 
 _LIVE_DPI = 72
 _ANIM_DPI = 60
@@ -326,7 +327,16 @@ class Explorer:
         """
         t0, c0 = time.perf_counter(), time.process_time()
         with _one_blas_thread(), mpl.rc_context(plotting.RC_PARAMS):
-            info = self._update(self.art, self.params())
+            # a run under way asks ``stale`` every few iterations and stops once the controls have moved
+            # on (blockcd.run raises Interrupted): the newest values are then computed at once, not after
+            # a whole run for values the reader has already left
+            _INTERRUPT.check = stale
+            try:
+                info = self._update(self.art, self.params())
+            except Interrupted:
+                return time.perf_counter() - t0
+            finally:
+                _INTERRUPT.check = None
             if stale is not None and stale():
                 return time.perf_counter() - t0
             self.info.value = info

@@ -352,8 +352,9 @@ def convergence_explorer(method: str = "ibcd", n: int = 10, m: int | None = None
     split : {'iid', 'sorted', 'identical', 'contiguous'}
     seed : int >= 0
     problem : one of ``PROBLEMS``
-        The synthetic ones are ``problems.synthetic(n, max(100, ceil(2 d / n)), d, cond=10,
-        split=split, seed=seed)`` with ``interpolating=True`` ('interpolating'),
+        The synthetic ones are ``problems.synthetic(n, l, d, cond=10, split=split, seed=seed)``
+        with l = max(min(100, ceil(2000 / n)), ceil(2 d / n)) rows per worker (100 up to n = 20;
+        then about 2000 rows in all, which stay in the processor's cache), with ``interpolating=True`` ('interpolating'),
         ``heterogeneity=1.0`` ('heterogeneous') or ``loss='logistic', lam=1e-2`` ('logistic');
         'breast cancer' and 'digits' are :func:`blockcd.problems.breast_cancer` and
         :func:`blockcd.problems.digits`.  IS-ASGD needs ``'interpolating'``.
