@@ -401,7 +401,7 @@ INTERRUPT_EVERY = 16
 _INTERRUPT = threading.local()
 
 
-class Interrupted(Exception):  # noqa: N818 - what happened, not an error of the caller's
+class Interrupted(Exception):
     """A run stopped because the thread's ``_INTERRUPT.check`` said it is no longer wanted (never otherwise)."""
 
 
