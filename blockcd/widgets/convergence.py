@@ -273,7 +273,7 @@ class Playground(ConvergenceExplorer):
         art["pred"], = ax3.loglog([], [], **plotting.style("theory", label="theorem"))
         art["meas"], = ax3.loglog([], [], ls="none", ms=9, **plotting.style("ibcd", label="measured"))
         art["mark"] = ax3.axvline(1, color="0.5", ls=":", lw=1.5, label=r"$\tau = m/n$")
-        ax3.set_xlabel(r"blocks sent per worker, $\tau$")
+        ax3.set_xlabel(r"blocks sent, $\tau$")
         ax3.set_ylabel("iterations to accuracy")
         ax3.legend(fontsize=8, loc="upper right")
         no_minor_ticks(ax3)
