@@ -173,6 +173,9 @@ class ConvergenceExplorer(Explorer):
             if isinstance(exc, DivergenceError):
                 head = (f"Diverged: a step {params['step_scale']:g} × the theory's is above the stable "
                         "range for these settings.")
+            elif method_name(params) == "is-asgd" and params["problem"] != "interpolating":
+                head = ("IS-ASGD's theory covers problems whose workers all have a zero gradient at the "
+                        "solution (interpolation) only: choose the problem 'interpolating'.")
             else:
                 head = "These settings are outside what the method supports."
             art["text"].set_text(head)
@@ -245,6 +248,10 @@ class ConvergenceExplorer(Explorer):
         base = self.params()
         m = base["m"]
         return [dict(base, tau=t) for t in log_taus(m, MAX_FRAMES)]
+
+
+def method_name(params) -> str:
+    return canonical(params["method"])
 
 
 class Playground(ConvergenceExplorer):
