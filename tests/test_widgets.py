@@ -326,3 +326,24 @@ def test_a_moved_on_redraw_is_abandoned_mid_run():
     ex._syncing = False
     ex.refresh(stale=lambda: True)
     assert len(ex.timings) == drawn and ex.image.value is image
+
+
+def test_the_kernel_free_sweep_is_drawn_at_the_width_the_book_shows_it():
+    """Its frames are SWEEP_PX pixels wide from a figure at most SWEEP_INCHES wide (11-point labels at
+    about 15 px when shown at the column's width), and the image is never shown wider than drawn."""
+    import base64
+    import io
+    import re
+
+    from PIL import Image
+
+    from blockcd.widgets.base import SWEEP_INCHES, SWEEP_PX
+
+    html = widgets.variance_explorer(n=4, m=8, tau=2, d=8).animation()
+    frames = re.findall(r'data:image/png;base64,([^"]+)"', html)
+    assert frames
+    img = Image.open(io.BytesIO(base64.b64decode(re.sub(r"[^A-Za-z0-9+/=]", "", frames[0]))))
+    assert img.width == SWEEP_PX
+    assert f'style="width:{SWEEP_PX}px;max-width:100%;height:auto"' in html
+    # an 11-point label on a figure SWEEP_INCHES wide shown SWEEP_PX wide: at least 11 px tall
+    assert 11 / 72 * SWEEP_PX / SWEEP_INCHES >= 11

@@ -235,7 +235,8 @@ class Explorer:
         self._idle.set()
         self._lock = threading.Lock()
         self.background = _in_kernel()
-        self._link()
+        with _one_blas_thread():
+            self._link()
         for w in self.controls.values():
             w.observe(self._on_change, names="value")
         self.widget = _Panel(f"blockcd {self.name} explorer", children=[_grid(self.controls.values(), width),
@@ -267,8 +268,9 @@ class Explorer:
         if self._syncing:
             return
         self._syncing = True
-        try:
-            self._link()
+        try:  # _link may build a problem (the playground's step range): one BLAS thread, as the redraws
+            with _one_blas_thread():
+                self._link()
         finally:
             self._syncing = False
         self._schedule()
@@ -327,7 +329,8 @@ class Explorer:
                     raise ValueError(f"{k!r} is not a control of the {self.name} explorer; "
                                      f"controls: {tuple(self.controls)}")
                 self.controls[k].value = v
-                self._link()
+                with _one_blas_thread():
+                    self._link()
         finally:
             self._syncing = False
         self.refresh()
