@@ -161,7 +161,13 @@ def nice_mask(u: np.ndarray, tau: int) -> np.ndarray:
     # one comparison, about twice as fast as scattering argpartition's indices.
     # A tie at that value (probability about m^2 / 2^53 per row of uniforms) or
     # a NaN would select too many or too few; argpartition then decides, as before.
-    kth = u.min(axis=1, keepdims=True) if tau == 1 else np.partition(u, tau - 1, axis=1)[:, tau - 1 : tau]
+    if tau == 1:
+        kth = u.min(axis=1, keepdims=True)
+    elif tau == 2:  # the second smallest: the smallest once the minimum is set aside (two passes, no select)
+        # (tied minima make kth larger, the mask too wide, and argpartition below decides, as it does there)
+        kth = np.where(u == u.min(axis=1, keepdims=True), np.inf, u).min(axis=1, keepdims=True)
+    else:
+        kth = np.partition(u, tau - 1, axis=1)[:, tau - 1 : tau]
     mask = u <= kth
     if np.count_nonzero(mask) == rows * tau and not np.isnan(kth).any():
         return mask
