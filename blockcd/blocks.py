@@ -125,6 +125,22 @@ class CounterStream:
         u = self._gen.random((self.rows, 4 * self.q))
         return u[:, : self.width] if 4 * self.q != self.width else u
 
+    def draw_ahead(self, k: int, count: int) -> np.ndarray:
+        """The uniforms of iterations ``k, ..., k + count - 1`` in one call, shape (count * rows, width).
+
+        The same numbers as ``count`` calls of :meth:`draw`: an iteration takes
+        ``rows * 4q`` outputs, a whole number of Philox blocks, so the stream
+        runs on from one iteration to the next either way; one call saves the
+        per-call cost of the others (the simulator draws a few iterations ahead).
+        """
+        if k != self._next:
+            bg = np.random.Philox(key=self.key)
+            bg.advance(k * self.rows * self.q)
+            self._gen = np.random.Generator(bg)
+        self._next = k + count
+        u = self._gen.random((count * self.rows, 4 * self.q))
+        return u[:, : self.width] if 4 * self.q != self.width else u
+
     def worker_uniforms(self, k: int, i: int) -> np.ndarray:
         """Row ``i``'s uniforms at iteration ``k``, computed without the other rows."""
         bg = np.random.Philox(key=self.key)
@@ -145,7 +161,13 @@ def nice_mask(u: np.ndarray, tau: int) -> np.ndarray:
     # one comparison, about twice as fast as scattering argpartition's indices.
     # A tie at that value (probability about m^2 / 2^53 per row of uniforms) or
     # a NaN would select too many or too few; argpartition then decides, as before.
-    kth = u.min(axis=1, keepdims=True) if tau == 1 else np.partition(u, tau - 1, axis=1)[:, tau - 1 : tau]
+    if tau == 1:
+        kth = u.min(axis=1, keepdims=True)
+    elif tau == 2:  # the second smallest: the smallest once the minimum is set aside (two passes, no select)
+        # (tied minima make kth larger, the mask too wide, and argpartition below decides, as it does there)
+        kth = np.where(u == u.min(axis=1, keepdims=True), np.inf, u).min(axis=1, keepdims=True)
+    else:
+        kth = np.partition(u, tau - 1, axis=1)[:, tau - 1 : tau]
     mask = u <= kth
     if np.count_nonzero(mask) == rows * tau and not np.isnan(kth).any():
         return mask
@@ -242,6 +264,20 @@ class BlockSampler:
         if self.sampling == "shared":
             mask = np.broadcast_to(mask, (self.n, self.m))
         return mask
+
+    def masks_ahead(self, k: int, count: int) -> np.ndarray:
+        """The block masks of iterations ``k, ..., k + count - 1``, shape (count, n, m): ``masks`` of each, bit for bit.
+
+        One draw and one :func:`nice_mask` for all of them (each row is decided by its
+        own uniforms, so rows drawn together choose what they choose alone).  Not for
+        the few-blocks draw (``self.few``), whose rows may draw again one by one.
+        """
+        if self.few:
+            raise ValueError("masks_ahead does not apply to the few-blocks draw (m >= FEW_M and 16 tau <= m)")
+        if self.tau == self.m:
+            return np.broadcast_to(self._ones, (count, self.n, self.m))
+        mask = nice_mask(self.stream.draw_ahead(k, count), self.tau).reshape(count, self.rows, self.m)
+        return np.broadcast_to(mask, (count, self.n, self.m)) if self.sampling == "shared" else mask
 
     def worker_blocks(self, k: int, i: int) -> np.ndarray:
         """Sorted block indices worker ``i`` sends at iteration ``k`` (regenerated alone)."""

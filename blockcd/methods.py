@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -360,11 +361,22 @@ def _simulate(s: Setup) -> History:
     step_at = s.step_at
     worker = rule.worker_init(o, s.x0)
     apart = rule.per_worker
+    # tau-nice masks are drawn for several iterations at once (the same numbers; fewer calls)
+    ahead = tau < s.m and isinstance(sampler, BlockSampler) and not sampler.few
+    per_chunk = max(1, AHEAD_UNIFORMS // (sampler.rows * s.m)) if ahead else 0
+    chunk, first = None, 0
+    stop = getattr(_INTERRUPT, "check", None)
     for k in range(s.iters):
+        if stop is not None and k % INTERRUPT_EVERY == 0 and stop():
+            raise Interrupted(f"run interrupted at iteration {k}")
         x = rule.point(master)
         idx = None if batches is None else batches.draw(k)
         mask = chosen = None
-        if tau < s.m:  # few blocks of many: the indices, never an (n, m) mask
+        if ahead:
+            if chunk is None or k - first >= len(chunk):
+                first, chunk = k, sampler.masks_ahead(k, min(per_chunk, s.iters - k))
+            mask = chunk[k - first]
+        elif tau < s.m:  # few blocks of many: the indices, never an (n, m) mask
             chosen, mask = (sampler.choices(k), None) if sampler.few else (None, sampler.masks(k))
         total, fx = rule.send(o, worker, x, idx, Sent(blocks, mask, indexed, partial, chosen, s.gap))
         if apart:  # the n messages apart (a Received), with the rows the workers sampled
@@ -378,6 +390,19 @@ def _simulate(s: Setup) -> History:
         rule.prox(master, g)
     rec.point(s.iters, rule.iterate(master))
     return rec.history(rule.iterate(master), s.seed)
+
+
+#: uniforms drawn at once when the simulator draws masks ahead (a few hundred kB)
+AHEAD_UNIFORMS = 1 << 15
+#: a run started by a thread that set ``_INTERRUPT.check`` asks it every this many iterations
+INTERRUPT_EVERY = 16
+#: per thread: ``check``, a function that returns True when the run under way is no longer wanted
+#: (an explorer whose controls moved on); :func:`run` then raises :class:`Interrupted`
+_INTERRUPT = threading.local()
+
+
+class Interrupted(Exception):
+    """A run stopped because the thread's ``_INTERRUPT.check`` said it is no longer wanted (never otherwise)."""
 
 
 def _indexed(blocks, tau: int, n: int) -> bool:

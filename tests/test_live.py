@@ -188,7 +188,7 @@ def _problem(kind, n, d, split, seed):
         return problems.digits(n, split=split, seed=seed)
     extra = {"ridge": {}, "interpolating": {"interpolating": True}, "heterogeneous": {"heterogeneity": 1.0},
              "logistic": {"loss": "logistic", "lam": 1e-2}}[kind]
-    return problems.synthetic(n, max(100, math.ceil(2 * d / n)), d, cond=10, split=split, seed=seed, **extra)
+    return problems.synthetic(n, max(min(100, math.ceil(2000 / n)), math.ceil(2 * d / n)), d, cond=10, split=split, seed=seed, **extra)
 
 
 def _expect_in(info: str, parts: list[str], what: str) -> None:

@@ -25,7 +25,7 @@ from blockcd.methods import BYTES_PER_NUMBER
 
 def synthetic_like_the_explorers(kind, n, d, split="contiguous", seed=0):
     """The synthetic problems as the convergence_explorer docstring documents them."""
-    rows = max(100, math.ceil(2 * d / n))
+    rows = max(min(100, math.ceil(2000 / n)), math.ceil(2 * d / n))
     extra = {"ridge": {}, "interpolating": {"interpolating": True}, "heterogeneous": {"heterogeneity": 1.0}}[kind]
     return problems.synthetic(n, rows, d, cond=10, split=split, seed=seed, **extra)
 
@@ -283,3 +283,67 @@ def test_is_asgd_step_slider_stops_at_the_last_half_octave_below_one_over_L():
     assert "error" not in ex.last, ex.last.get("error")
     c["method"].value = "ibcd"  # other methods keep the whole range
     assert c["step_scale"].max == 8
+
+
+# --------------------------------------------------------------------------- what makes redraws quick
+def test_masks_drawn_ahead_are_those_drawn_one_by_one():
+    """The simulator draws tau-nice masks several iterations at once: the same masks, bit for bit."""
+    from blockcd.blocks import BlockSampler
+
+    for sampling in ("independent", "shared"):
+        for m, tau in ((40, 1), (40, 3), (7, 6)):
+            one = BlockSampler(5, m, tau, seed=3, sampling=sampling)
+            ahead = BlockSampler(5, m, tau, seed=3, sampling=sampling)
+            chunks = np.concatenate([ahead.masks_ahead(k, c) for k, c in ((0, 4), (4, 1), (5, 7))])
+            assert np.array_equal(chunks, np.stack([one.masks(k) for k in range(12)]))
+            assert np.array_equal(ahead.masks_ahead(30, 2), np.stack([one.masks(30), one.masks(31)]))
+
+
+def test_a_run_stops_when_its_thread_says_it_is_no_longer_wanted():
+    """An explorer's redraw sets methods._INTERRUPT.check; blockcd.run raises Interrupted once it returns True."""
+    from blockcd import methods
+
+    p = synthetic_like_the_explorers("ridge", 4, 12)
+    calls = []
+    methods._INTERRUPT.check = lambda: calls.append(1) or len(calls) > 2
+    try:
+        with pytest.raises(methods.Interrupted):
+            blockcd.run(p, "ibcd", m=12, tau=3, iters=500)
+    finally:
+        methods._INTERRUPT.check = None
+    assert len(calls) == 3  # asked every methods.INTERRUPT_EVERY iterations, stopped at the third
+    h = blockcd.run(p, "ibcd", m=12, tau=3, iters=500)  # no check: runs to the end
+    assert h.iters == 500
+
+
+def test_a_moved_on_redraw_is_abandoned_mid_run():
+    """A background redraw whose controls moved on stops inside its run and draws nothing."""
+    ex = widgets.convergence_explorer("isega", n=5, tau=4, iters=2000, problem="heterogeneous", split="sorted")
+    drawn = len(ex.timings)
+    image = ex.image.value
+    ex._syncing = True  # move a control without the observer's redraw
+    ex.controls["seed"].value = 3
+    ex._syncing = False
+    ex.refresh(stale=lambda: True)
+    assert len(ex.timings) == drawn and ex.image.value is image
+
+
+def test_the_kernel_free_sweep_is_drawn_at_the_width_the_book_shows_it():
+    """Its frames are SWEEP_PX pixels wide from a figure at most SWEEP_INCHES wide (11-point labels at
+    about 15 px when shown at the column's width), and the image is never shown wider than drawn."""
+    import base64
+    import io
+    import re
+
+    from PIL import Image
+
+    from blockcd.widgets.base import SWEEP_INCHES, SWEEP_PX
+
+    html = widgets.variance_explorer(n=4, m=8, tau=2, d=8).animation()
+    frames = re.findall(r'data:image/png;base64,([^"]+)"', html)
+    assert frames
+    img = Image.open(io.BytesIO(base64.b64decode(re.sub(r"[^A-Za-z0-9+/=]", "", frames[0]))))
+    assert img.width == SWEEP_PX
+    assert f'style="width:{SWEEP_PX}px;max-width:100%;height:auto"' in html
+    # an 11-point label on a figure SWEEP_INCHES wide shown SWEEP_PX wide: at least 11 px tall
+    assert 11 / 72 * SWEEP_PX / SWEEP_INCHES >= 11

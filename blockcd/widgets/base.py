@@ -30,9 +30,14 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from .. import plotting
+from ..methods import _INTERRUPT, Interrupted
 
 _LIVE_DPI = 72
-_ANIM_DPI = 60
+#: the kernel-free sweep is drawn this many pixels wide and shown at most this many CSS pixels wide
+#: (the book's text column is about 700-800 px), on a figure at most SWEEP_INCHES wide, so that its
+#: 11-point labels show at about 15 px and its 8-point legends at about 11 px
+SWEEP_PX = 760
+SWEEP_INCHES = 8.0
 #: at most this many frames in a sweep
 MAX_FRAMES = 12
 
@@ -131,7 +136,17 @@ def _jshtml(fig: Figure, update, n_frames: int, name: str, fps: float = 1.5) -> 
     html = html.replace(uid, f"blockcd_{re.sub(r'[^a-z]', '', name)}_{next(_anim_ids)}")
     html = re.sub(r'<link rel="stylesheet"\s+href="[^"]*font-awesome[^"]*">', "", html)
     html = re.sub(r'<i class="([^"]*)"></i>', lambda mo: _ICONS.get(mo.group(1), ""), html)
+    # at the column's width, never wider than drawn (the player's box shrinks to its contents)
+    html = re.sub(r'<img id="', f'<img style="width:{SWEEP_PX}px;max-width:100%;height:auto" id="', html, count=1)
     return f"{SWEEP_START}\n{_LIVE_HIDES}\n<div class=\"blockcd-sweep\">{html}</div>\n{SWEEP_END}"
+
+
+def _sweep_size(figsize) -> tuple[tuple[float, float], float]:
+    """(size in inches, dpi) of a sweep's figure: at most SWEEP_INCHES wide, the live figure's shape,
+    SWEEP_PX pixels wide (a narrower figure has relatively larger text, readable when shown at the
+    book's column width)."""
+    w = min(figsize[0], SWEEP_INCHES)
+    return (w, figsize[1] * w / figsize[0]), SWEEP_PX / w
 
 
 class _Panel(W.VBox):
@@ -220,7 +235,8 @@ class Explorer:
         self._idle.set()
         self._lock = threading.Lock()
         self.background = _in_kernel()
-        self._link()
+        with _one_blas_thread():
+            self._link()
         for w in self.controls.values():
             w.observe(self._on_change, names="value")
         self.widget = _Panel(f"blockcd {self.name} explorer", children=[_grid(self.controls.values(), width),
@@ -252,8 +268,9 @@ class Explorer:
         if self._syncing:
             return
         self._syncing = True
-        try:
-            self._link()
+        try:  # _link may build a problem (the playground's step range): one BLAS thread, as the redraws
+            with _one_blas_thread():
+                self._link()
         finally:
             self._syncing = False
         self._schedule()
@@ -312,7 +329,8 @@ class Explorer:
                     raise ValueError(f"{k!r} is not a control of the {self.name} explorer; "
                                      f"controls: {tuple(self.controls)}")
                 self.controls[k].value = v
-                self._link()
+                with _one_blas_thread():
+                    self._link()
         finally:
             self._syncing = False
         self.refresh()
@@ -326,7 +344,16 @@ class Explorer:
         """
         t0, c0 = time.perf_counter(), time.process_time()
         with _one_blas_thread(), mpl.rc_context(plotting.RC_PARAMS):
-            info = self._update(self.art, self.params())
+            # a run under way asks ``stale`` every few iterations and stops once the controls have moved
+            # on (blockcd.run raises Interrupted): the newest values are then computed at once, not after
+            # a whole run for values the reader has already left
+            _INTERRUPT.check = stale
+            try:
+                info = self._update(self.art, self.params())
+            except Interrupted:
+                return time.perf_counter() - t0
+            finally:
+                _INTERRUPT.check = None
             if stale is not None and stale():
                 return time.perf_counter() - t0
             self.info.value = info
@@ -353,9 +380,9 @@ class Explorer:
         return _encode(canvas)
 
     def animation(self) -> str:
-        """HTML of the kernel-free sweep (at most 12 frames, low resolution)."""
+        """HTML of the kernel-free sweep (at most 12 frames, SWEEP_PX pixels wide)."""
         frames = self._frames()[:MAX_FRAMES]
-        fig = _figure(self.figsize, _ANIM_DPI, self.adjust)
+        fig = _figure(*_sweep_size(self.figsize), self.adjust)
         with mpl.rc_context(plotting.RC_PARAMS):
             art = self._setup(fig)
         keep = self.last
@@ -366,6 +393,11 @@ class Explorer:
             return []
 
         try:
+            # the live figure's margins are for its own size; text relatively larger needs its own:
+            # fitted once to the first frame (with room for the settings line at the top), then kept
+            update(0)
+            with mpl.rc_context(plotting.RC_PARAMS):
+                fig.tight_layout(pad=0.5, w_pad=1.5, rect=(0, 0, 1, 0.94))
             html = _jshtml(fig, update, len(frames), self.name)
         finally:
             self.last = keep

@@ -173,6 +173,9 @@ class ConvergenceExplorer(Explorer):
             if isinstance(exc, DivergenceError):
                 head = (f"Diverged: a step {params['step_scale']:g} × the theory's is above the stable "
                         "range for these settings.")
+            elif method_name(params) == "is-asgd" and params["problem"] != "interpolating":
+                head = ("IS-ASGD's theory covers problems whose workers all have a zero gradient at the "
+                        "solution (interpolation) only: choose the problem 'interpolating'.")
             else:
                 head = "These settings are outside what the method supports."
             art["text"].set_text(head)
@@ -247,6 +250,10 @@ class ConvergenceExplorer(Explorer):
         return [dict(base, tau=t) for t in log_taus(m, MAX_FRAMES)]
 
 
+def method_name(params) -> str:
+    return canonical(params["method"])
+
+
 class Playground(ConvergenceExplorer):
     """The appendix's explorer: every control, with the theory's iteration count against tau."""
 
@@ -273,7 +280,7 @@ class Playground(ConvergenceExplorer):
         art["pred"], = ax3.loglog([], [], **plotting.style("theory", label="theorem"))
         art["meas"], = ax3.loglog([], [], ls="none", ms=9, **plotting.style("ibcd", label="measured"))
         art["mark"] = ax3.axvline(1, color="0.5", ls=":", lw=1.5, label=r"$\tau = m/n$")
-        ax3.set_xlabel(r"blocks sent per worker, $\tau$")
+        ax3.set_xlabel(r"blocks sent, $\tau$")
         ax3.set_ylabel("iterations to accuracy")
         ax3.legend(fontsize=8, loc="upper right")
         no_minor_ticks(ax3)
@@ -352,8 +359,9 @@ def convergence_explorer(method: str = "ibcd", n: int = 10, m: int | None = None
     split : {'iid', 'sorted', 'identical', 'contiguous'}
     seed : int >= 0
     problem : one of ``PROBLEMS``
-        The synthetic ones are ``problems.synthetic(n, max(100, ceil(2 d / n)), d, cond=10,
-        split=split, seed=seed)`` with ``interpolating=True`` ('interpolating'),
+        The synthetic ones are ``problems.synthetic(n, l, d, cond=10, split=split, seed=seed)``
+        with l = max(min(100, ceil(2000 / n)), ceil(2 d / n)) rows per worker (100 up to n = 20;
+        then about 2000 rows in all, which stay in the processor's cache), with ``interpolating=True`` ('interpolating'),
         ``heterogeneity=1.0`` ('heterogeneous') or ``loss='logistic', lam=1e-2`` ('logistic');
         'breast cancer' and 'digits' are :func:`blockcd.problems.breast_cancer` and
         :func:`blockcd.problems.digits`.  IS-ASGD needs ``'interpolating'``.

@@ -446,18 +446,23 @@ def first_slider(controls: list[dict]) -> int:
 def measure(ex: Explorer, repeats: int = 5, presses: int = 3) -> list[float]:
     """Seconds from the last of ``presses`` key presses on the first slider to the last redraw, ``repeats`` times.
 
-    Each repetition moves the slider ``presses`` steps forward (backward at the
-    end of its range) 30 ms apart, as a reader holding an arrow key, and waits
-    until no new image has loaded for a second.  ``ex.redraws`` keeps the number of
-    images drawn per repetition (``presses`` without coalescing, fewer with it).
+    Each repetition moves the slider ``presses`` steps, 30 ms apart, as a reader
+    holding an arrow key, and waits until no new image has loaded for a second.
+    All repetitions go the same way: forward, or backward when the range
+    ahead is too short for all of them (a slider at the end of its range), so
+    every repetition reaches values not drawn before (none is served from a
+    cache of an earlier one).  ``ex.redraws`` keeps the number of images drawn
+    per repetition (``presses`` without coalescing, fewer with it).
     """
     out = []
     ex.redraws = []
+    controls = ex.controls()
+    i = first_slider(controls)
+    c = controls[i]
+    key = "ArrowRight" if c["raw"] + presses * repeats <= c["max"] else "ArrowLeft"
     for _ in range(repeats):
-        controls = ex.controls()
-        i = first_slider(controls)
         ex.arm()
-        ex.press(i, ex.key_for(controls[i]), presses)
+        ex.press(i, key, presses)
         keys, loads = ex.wait_settled()
         out.append((loads[-1] - keys[-1]) / 1e3)
         ex.redraws.append(sum(t > keys[0] for t in loads))

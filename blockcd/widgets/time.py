@@ -88,7 +88,7 @@ class TimeExplorer(Explorer):
         ax1.set_xlabel(r"blocks sent per worker, $\tau$ (of $m$)")
         ax1.set_ylabel("time to accuracy (s)")
         # the star and the circle are drawn large on the curve; in the legend at the text's size
-        ax1.legend(fontsize=7, loc="upper center", markerscale=0.55, handlelength=2.2, handletextpad=0.6,
+        ax1.legend(fontsize=8, loc="upper center", markerscale=0.5, handlelength=2.2, handletextpad=0.6,
                    labelspacing=0.5)
         gd = plotting.style("gd")
         art["n_dense_ps"], = ax2.loglog([], [], color=gd["color"], label="dense, parameter server")
@@ -98,7 +98,7 @@ class TimeExplorer(Explorer):
         art["n_cur"] = ax2.axvline(1, color="0.5", ls=":", lw=1.5)
         ax2.set_xlabel("workers n")
         ax2.set_ylabel("time to accuracy (s)")
-        ax2.legend(fontsize=7, loc="upper left")
+        ax2.legend(fontsize=8, loc="upper left")
         no_minor_ticks(ax1, ax2)
         art["label"] = fig.text(0.99, 0.99, "", ha="right", va="top", fontsize=9, color="0.3")
         return art
