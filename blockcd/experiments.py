@@ -302,8 +302,16 @@ def stationary_floor(problem, method: str, m: int, tau: int, *, batch: int | Non
         raise ValueError("seeds must name at least one seed")
     gamma = theory.step_size(problem, method, m, tau, batch=batch)
     b, w = int(burn / (gamma * problem.mu)), int(window / (gamma * problem.mu))
-    return float(np.mean([run(problem, method, m=m, tau=tau, batch=batch, seed=check_seed("seed", s),
-                              x0=problem.x_star, iters=b + max(w, 1)).dist2[b:].mean() for s in seeds]))
+    means, _ = _tail_means(problem, method, m, tau, seeds, batch=batch, x0=problem.x_star, burn=b, tail=max(w, 1))
+    return float(means.mean())
+
+
+def _tail_means(problem, method: str, m: int, tau: int, seeds, *, batch, x0, burn: int, tail: int):
+    """Each seed's mean of ||x^k - x*||^2 over iterations burn..burn+tail-1, and the first seed's history:
+    the one measurement behind :func:`stationary_floor` and :func:`stationary_error`."""
+    hs = [run(problem, method, m=m, tau=tau, batch=batch, seed=check_seed("seed", s), x0=x0, iters=burn + tail)
+          for s in seeds]
+    return np.array([h.dist2[burn:].mean() for h in hs]), hs[0]
 
 
 def stationarity(problem, m: int, taus: Sequence[int], iters: int, *, batch: int | None = None,
@@ -584,6 +592,10 @@ def stationary_error(problem, method: str, m: int, tau: int, *, seeds: Sequence[
                      tail: int = 2000, burn: int | None = None):
     r"""Where a method stalls: the mean of ||x^k - x*||^2 over the last ``tail`` iterations (chapter 4).
 
+    The same measurement as :func:`stationary_floor`, which starts at :math:`x^\star` and counts
+    in units of :math:`1/(\gamma\mu)`; this one starts at the default :math:`x^0`, counts
+    iterations, and gives a standard error.
+
     Each seed runs ``burn + tail`` iterations at the theory's step :math:`\gamma`; the burn-in
     defaults to :math:`3/(\gamma\mu)` iterations, after which the first term of the SGD theorem,
     :math:`(1 - \gamma\mu)^k\lVert x^0 - x^\star\rVert^2`, has fallen by :math:`e^{-3}`.  Compare
@@ -620,9 +632,8 @@ def stationary_error(problem, method: str, m: int, tau: int, *, seeds: Sequence[
     if burn is None:
         burn = int(3 / (theory.step_size(problem, method, m, tau) * problem.mu))
     burn = check_int("burn", burn, 0)
-    hs = [run(problem, method, m=m, tau=tau, iters=burn + tail, seed=s) for s in seeds]
-    means = np.array([h.dist2[burn:].mean() for h in hs])
-    return float(means.mean()), float(means.std(ddof=1) / np.sqrt(len(seeds))), hs[0]
+    means, h0 = _tail_means(problem, method, m, tau, seeds, batch=None, x0=None, burn=burn, tail=tail)
+    return float(means.mean()), float(means.std(ddof=1) / np.sqrt(len(seeds))), h0
 
 
 #: multiples of the theory step that :func:`tuned_run` tries, from the top (chapter 6)
