@@ -1,0 +1,64 @@
+"""Sweeps the chapters and ``python -m blockcd reproduce`` share.
+
+Small, seeded loops over :func:`blockcd.run` and the sparsifier: iterations
+to an accuracy over a grid of tau (and seeds), the best step on a grid of
+multiples of the theory's, and Monte-Carlo estimates of the aggregation
+variance of the key lemma.  Each returns plain arrays; the
+plotting is in :mod:`blockcd.plotting` and the predictions in
+:mod:`blockcd.theory`.
+
+One module a job: ``counts`` (iterations to an accuracy),
+``montecarlo`` (Monte-Carlo estimates and exact one-step checks) and
+``trajectories`` (what a run settles to); every name is available here.
+"""
+
+from __future__ import annotations
+
+from .counts import (
+    TUNED_SCALES,
+    crossing,
+    dense_and_sparse,
+    iteration_ratios,
+    iterations_to,
+    mean_iterations,
+    rho_grid,
+    rho_search,
+    tuned_run,
+    tuned_step,
+)
+from .montecarlo import (
+    composition_identity,
+    composition_mc,
+    coverage_mc,
+    growth_mc,
+    is_saga_inequality_ratio,
+    isega_inequality_ratios,
+    smoothness_ratios,
+    variance_mc,
+)
+from .trajectories import isega_shifts, stationarity, stationary_error, stationary_floor
+
+__all__ = [
+    "TUNED_SCALES",
+    "composition_identity",
+    "composition_mc",
+    "coverage_mc",
+    "crossing",
+    "dense_and_sparse",
+    "growth_mc",
+    "is_saga_inequality_ratio",
+    "isega_inequality_ratios",
+    "isega_shifts",
+    "iteration_ratios",
+    "iterations_to",
+    "mean_iterations",
+    "rho_grid",
+    "rho_search",
+    "smoothness_ratios",
+    "stationarity",
+    "stationary_error",
+    "stationary_floor",
+    "tuned_run",
+    "tuned_step",
+    "variance_mc",
+]
