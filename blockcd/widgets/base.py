@@ -17,6 +17,7 @@ import itertools
 import math
 import os
 import re
+import sys
 import tempfile
 import threading
 import time
@@ -300,7 +301,9 @@ class Explorer:
             while True:
                 with self._lock:
                     seen = self._wanted
-                with _RENDER:  # one redraw at a time in the process (matplotlib's rc settings are global)
+                # one redraw at a time in the process (matplotlib's rc settings are global), switching
+                # threads promptly while it runs (see _prompt_switching)
+                with _RENDER, _prompt_switching():
                     try:  # a redraw overtaken by a newer move is not drawn: the next one is
                         self.refresh(stale=lambda: self._wanted != seen)
                     except Exception as exc:  # noqa: BLE001 - shown to the reader instead of a frozen figure
@@ -440,6 +443,30 @@ class BlocksExplorer(Explorer):
 
 _BLAS = []
 _RENDER = threading.Lock()
+#: seconds a thread holding the GIL keeps it while another waits, during a background redraw
+#: (Python's default is 0.005)
+SWITCH_INTERVAL = 1e-4
+
+
+@contextlib.contextmanager
+def _prompt_switching(interval: float = SWITCH_INTERVAL):
+    """Hand the GIL over within ``interval`` seconds while a background redraw computes.
+
+    A redraw's run is a Python loop that holds the GIL; the kernel's main thread
+    (reading the next slider message) and its IOPub thread (sending replies and
+    status messages) need it for a moment at every step of their work, and with
+    Python's default of 5 ms each of these steps waited for the redraw: a slider
+    message was read, and its "idle" status reached the browser, 100-200 ms
+    late, and ipywidgets' front end sends a control's next value only once the
+    kernel is idle after the previous one.  Switching is only forced while
+    another thread waits, so the redraw itself is not slowed, and no number changes.
+    """
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(min(old, interval))
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(old)
 
 
 def _in_kernel() -> bool:
