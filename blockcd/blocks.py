@@ -163,9 +163,12 @@ def nice_mask(u: np.ndarray, tau: int) -> np.ndarray:
     # a NaN would select too many or too few; argpartition then decides, as before.
     if tau == 1:
         kth = u.min(axis=1, keepdims=True)
-    elif tau == 2:  # the second smallest: the smallest once the minimum is set aside (two passes, no select)
-        # (tied minima make kth larger, the mask too wide, and argpartition below decides, as it does there)
-        kth = np.where(u == u.min(axis=1, keepdims=True), np.inf, u).min(axis=1, keepdims=True)
+    elif tau == 2:  # the second smallest: the smallest once one minimum is set aside (no select)
+        # Two tied minima give kth = the minimum and a mask of exactly those two, which is what
+        # argpartition picks for them; any other tie makes the mask too wide, and argpartition decides.
+        w = u.copy()
+        w[np.arange(rows), u.argmin(axis=1)] = np.inf
+        kth = w.min(axis=1, keepdims=True)
     else:
         kth = np.partition(u, tau - 1, axis=1)[:, tau - 1 : tau]
     mask = u <= kth
@@ -278,6 +281,21 @@ class BlockSampler:
             return np.broadcast_to(self._ones, (count, self.n, self.m))
         mask = nice_mask(self.stream.draw_ahead(k, count), self.tau).reshape(count, self.rows, self.m)
         return np.broadcast_to(mask, (count, self.n, self.m)) if self.sampling == "shared" else mask
+
+    def choices_of(self, masks: np.ndarray) -> np.ndarray:
+        """The sorted block indices, shape (..., n, tau), of tau-nice ``masks`` of shape (..., n, m).
+
+        ``np.nonzero(masks[j])[1]`` of each iteration, reshaped, from one
+        ``flatnonzero`` over all of them (every row holds exactly tau blocks;
+        about ten times quicker than ``nonzero`` iteration by iteration).
+        """
+        if masks.shape[-1] != self.m or masks.shape[-2] != self.n:
+            raise ValueError(f"masks must have shape (..., n, m) = (..., {self.n}, {self.m}), got {masks.shape}")
+        if self.sampling == "shared":  # one row, repeated
+            one = masks[..., :1, :]
+            idx = (np.flatnonzero(one) % self.m).reshape(*one.shape[:-1], self.tau)
+            return np.broadcast_to(idx, (*masks.shape[:-1], self.tau))
+        return (np.flatnonzero(masks) % self.m).reshape(*masks.shape[:-1], self.tau)
 
     def worker_blocks(self, k: int, i: int) -> np.ndarray:
         """Sorted block indices worker ``i`` sends at iteration ``k`` (regenerated alone)."""

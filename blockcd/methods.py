@@ -364,21 +364,26 @@ def _simulate(s: Setup) -> History:
     # tau-nice masks are drawn for several iterations at once (the same numbers; fewer calls)
     ahead = tau < s.m and isinstance(sampler, BlockSampler) and not sampler.few
     per_chunk = max(1, AHEAD_UNIFORMS // (sampler.rows * s.m)) if ahead else 0
-    chunk, first = None, 0
+    chunk, picks, first = None, None, 0
+    # the workers' (n, tau) block indices, where Sent reaches the sent entries by index, from the chunk
+    want_picks = ahead and (indexed or partial)
     stop = getattr(_INTERRUPT, "check", None)
     for k in range(s.iters):
         if stop is not None and k % INTERRUPT_EVERY == 0 and stop():
             raise Interrupted(f"run interrupted at iteration {k}")
         x = rule.point(master)
         idx = None if batches is None else batches.draw(k)
-        mask = chosen = None
+        mask = chosen = picked = None
         if ahead:
             if chunk is None or k - first >= len(chunk):
                 first, chunk = k, sampler.masks_ahead(k, min(per_chunk, s.iters - k))
+                picks = sampler.choices_of(chunk) if want_picks else None
             mask = chunk[k - first]
+            picked = None if picks is None else picks[k - first]
         elif tau < s.m:  # few blocks of many: the indices, never an (n, m) mask
             chosen, mask = (sampler.choices(k), None) if sampler.few else (None, sampler.masks(k))
-        total, fx = rule.send(o, worker, x, idx, Sent(blocks, mask, indexed, partial, chosen, s.gap))
+        total, fx = rule.send(o, worker, x, idx, Sent(blocks, mask, indexed, partial,
+                                                       chosen if picked is None else picked, s.gap))
         if apart:  # the n messages apart (a Received), with the rows the workers sampled
             total.idx = idx
         if rec.point(k, rule.iterate(master), fx):

@@ -395,3 +395,46 @@ def test_minibatch_theta_is_the_exact_variance_factor_without_replacement():
         minibatch_theta(2, 3)
     with pytest.raises(ValueError, match="b must be an integer in"):
         minibatch_theta(5, 0)
+
+
+# ------------------------------------------------------------------ nice_mask's selection and ties
+def _argpartition_mask(u, tau):
+    """The plain selection nice_mask must agree with: argpartition's tau smallest of each row."""
+    mask = np.zeros(u.shape, dtype=bool)
+    np.put_along_axis(mask, np.argpartition(u, tau - 1, axis=1)[:, :tau], True, axis=1)
+    return mask
+
+
+@pytest.mark.parametrize("tau", [1, 2, 3, 7])
+def test_nice_mask_is_argpartitions_selection_also_with_ties(tau):
+    from blockcd.blocks import nice_mask
+
+    rng = np.random.default_rng(11)
+    u = rng.random((400, 20))
+    # rows with ties: two and three tied minima, a tie at the tau-th value, ties everywhere
+    u[1, [3, 9]] = -1.0
+    u[2, [0, 5, 17]] = -1.0
+    s = np.sort(u[3])
+    u[3, np.flatnonzero(u[3] == s[tau])] = s[tau - 1]
+    u[4] = np.round(u[4], 1)
+    got = nice_mask(u, tau)
+    assert np.array_equal(got.sum(axis=1), np.full(400, tau))
+    assert np.array_equal(got, _argpartition_mask(u, tau))
+    if tau == 2:  # two tied minima: exactly those two
+        assert np.array_equal(np.flatnonzero(got[1]), [3, 9])
+
+
+@pytest.mark.parametrize("sampling", ["independent", "shared"])
+@pytest.mark.parametrize("tau", [1, 2, 5])
+def test_choices_of_a_chunk_are_each_masks_nonzero(sampling, tau):
+    s = BlockSampler(7, 30, tau, seed=2, sampling=sampling)
+    masks = s.masks_ahead(0, 9)
+    idx = s.choices_of(masks)
+    assert idx.shape == (9, 7, tau)
+    for k in range(9):
+        rows, cols = np.nonzero(masks[k])
+        assert np.array_equal(rows, np.repeat(np.arange(7), tau))
+        assert np.array_equal(idx[k].ravel(), cols)
+        assert np.array_equal(idx[k], s.choices(k))
+    with pytest.raises(ValueError, match="masks must have shape"):
+        s.choices_of(masks[:, :3])
