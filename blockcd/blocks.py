@@ -163,11 +163,14 @@ def nice_mask(u: np.ndarray, tau: int) -> np.ndarray:
     # a NaN would select too many or too few; argpartition then decides, as before.
     if tau == 1:
         kth = u.min(axis=1, keepdims=True)
-    elif tau == 2:  # the second smallest: the smallest once one minimum is set aside (no select)
-        # Two tied minima give kth = the minimum and a mask of exactly those two, which is what
-        # argpartition picks for them; any other tie makes the mask too wide, and argpartition decides.
+    elif tau <= 3:  # the tau-th smallest: the smallest once tau - 1 minima are set aside one by one
+        # (no select: about twice as fast as a partition for tau <= 3).  kth is the tau-th order
+        # statistic, ties or not; the mask {u <= kth} then holds exactly tau entries unless the
+        # (tau+1)-th equals it, and argpartition below decides those rows, as it did before.
         w = u.copy()
-        w[np.arange(rows), u.argmin(axis=1)] = np.inf
+        r = np.arange(rows)
+        for _ in range(tau - 1):
+            w[r, w.argmin(axis=1)] = np.inf
         kth = w.min(axis=1, keepdims=True)
     else:
         kth = np.partition(u, tau - 1, axis=1)[:, tau - 1 : tau]
