@@ -17,8 +17,10 @@ method is its dense (non-sparsified) parent, bit for bit.
 
 from __future__ import annotations
 
+import collections
 import math
 import numbers
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -361,44 +363,110 @@ def _simulate(s: Setup) -> History:
     step_at = s.step_at
     worker = rule.worker_init(o, s.x0)
     apart = rule.per_worker
-    # tau-nice masks are drawn for several iterations at once (the same numbers; fewer calls)
+    # tau-nice masks are drawn for several iterations at once (the same numbers; fewer calls), with
+    # the workers' (n, tau) block indices where Sent reaches the sent entries by index
     ahead = tau < s.m and isinstance(sampler, BlockSampler) and not sampler.few
-    per_chunk = max(1, AHEAD_UNIFORMS // (sampler.rows * s.m)) if ahead else 0
-    chunk, picks, first = None, None, 0
-    # the workers' (n, tau) block indices, where Sent reaches the sent entries by index, from the chunk
-    want_picks = ahead and (indexed or partial)
+    chunks = _Chunks(sampler, s.iters, indexed or partial) if ahead else None
     stop = getattr(_INTERRUPT, "check", None)
-    for k in range(s.iters):
-        if stop is not None and k % INTERRUPT_EVERY == 0 and stop():
-            raise Interrupted(f"run interrupted at iteration {k}")
-        x = rule.point(master)
-        idx = None if batches is None else batches.draw(k)
-        mask = chosen = picked = None
-        if ahead:
-            if chunk is None or k - first >= len(chunk):
-                first, chunk = k, sampler.masks_ahead(k, min(per_chunk, s.iters - k))
-                picks = sampler.choices_of(chunk) if want_picks else None
-            mask = chunk[k - first]
-            picked = None if picks is None else picks[k - first]
-        elif tau < s.m:  # few blocks of many: the indices, never an (n, m) mask
-            chosen, mask = (sampler.choices(k), None) if sampler.few else (None, sampler.masks(k))
-        total, fx = rule.send(o, worker, x, idx, Sent(blocks, mask, indexed, partial,
-                                                       chosen if picked is None else picked, s.gap))
-        if apart:  # the n messages apart (a Received), with the rows the workers sampled
-            total.idx = idx
-        if rec.point(k, rule.iterate(master), fx):
-            return rec.history(rule.iterate(master), s.seed)
-        rec.sent(k, mask, chosen)
-        g = step_at(k)
-        rec.stepped(k, g)
-        rule.step(master, total, scale, g, n)
-        rule.prox(master, g)
+    try:
+        for k in range(s.iters):
+            if stop is not None and k % INTERRUPT_EVERY == 0 and stop():
+                raise Interrupted(f"run interrupted at iteration {k}")
+            x = rule.point(master)
+            idx = None if batches is None else batches.draw(k)
+            mask = chosen = picked = None
+            if ahead:
+                mask, picked = chunks.at(k)
+            elif tau < s.m:  # few blocks of many: the indices, never an (n, m) mask
+                chosen, mask = (sampler.choices(k), None) if sampler.few else (None, sampler.masks(k))
+            total, fx = rule.send(o, worker, x, idx, Sent(blocks, mask, indexed, partial,
+                                                           chosen if picked is None else picked, s.gap))
+            if apart:  # the n messages apart (a Received), with the rows the workers sampled
+                total.idx = idx
+            if rec.point(k, rule.iterate(master), fx):
+                return rec.history(rule.iterate(master), s.seed)
+            rec.sent(k, mask, chosen)
+            g = step_at(k)
+            rec.stepped(k, g)
+            rule.step(master, total, scale, g, n)
+            rule.prox(master, g)
+    finally:
+        if chunks is not None:
+            chunks.close()
     rec.point(s.iters, rule.iterate(master))
     return rec.history(rule.iterate(master), s.seed)
 
 
 #: uniforms drawn at once when the simulator draws masks ahead (a few hundred kB)
 AHEAD_UNIFORMS = 1 << 15
+#: a run draws its masks in a second thread, chunks ahead of the iterations, when an iteration draws
+#: at least this many uniforms (below it the hand-over costs more than the drawing) and the process
+#: may use two cores; those chunks hold this many uniforms
+THREAD_UNIFORMS = 1 << 12
+THREAD_CHUNK = 1 << 17
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+class _Chunks:
+    """The tau-nice masks of a run, drawn a chunk of iterations at a time: ``at(k)`` -> (mask, indices).
+
+    Chunk after chunk in iteration order, from the run's own sampler (nothing
+    else draws from it), so the masks are those of ``sampler.masks(k)``, bit
+    for bit, whether drawn here or, for large draws on two or more cores, by
+    one worker thread kept two chunks ahead: numpy releases the GIL while it
+    fills and compares the uniforms, so the drawing overlaps the iterations.
+    ``indices``: also the (n, tau) sorted block indices (:meth:`BlockSampler.choices_of`), else None.
+    """
+
+    DEPTH = 2
+
+    def __init__(self, sampler: BlockSampler, iters: int, indices: bool):
+        self.sampler, self.iters, self.indices = sampler, iters, indices
+        per = sampler.rows * sampler.m
+        self.threaded = per >= THREAD_UNIFORMS and _cores() > 1
+        self.per = max(1, (THREAD_CHUNK if self.threaded else AHEAD_UNIFORMS) // per)
+        self.threaded = self.threaded and iters > self.per
+        self.first, self.masks, self.idx = 0, None, None
+        self._pool = self._pending = None
+        if self.threaded:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="blockcd masks")
+            self._pending = collections.deque()
+            self._ahead = 0
+            for _ in range(self.DEPTH):
+                self._submit()
+
+    def _make(self, k: int):
+        masks = self.sampler.masks_ahead(k, min(self.per, self.iters - k))
+        return masks, (self.sampler.choices_of(masks) if self.indices else None)
+
+    def _submit(self) -> None:
+        if self._ahead < self.iters:
+            self._pending.append(self._pool.submit(self._make, self._ahead))
+            self._ahead += self.per
+
+    def at(self, k: int):
+        if self.masks is None or k - self.first >= len(self.masks):
+            if self._pool is None:
+                self.masks, self.idx = self._make(k)
+            else:
+                self.masks, self.idx = self._pending.popleft().result()
+                self._submit()
+            self.first = k
+        j = k - self.first
+        return self.masks[j], (None if self.idx is None else self.idx[j])
+
+    def close(self) -> None:
+        """Stop drawing (a run that ended early leaves chunks nobody reads)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
 #: a run started by a thread that set ``_INTERRUPT.check`` asks it every this many iterations
 INTERRUPT_EVERY = 16
 #: per thread: ``check``, a function that returns True when the run under way is no longer wanted

@@ -299,6 +299,56 @@ def test_masks_drawn_ahead_are_those_drawn_one_by_one():
             assert np.array_equal(ahead.masks_ahead(30, 2), np.stack([one.masks(30), one.masks(31)]))
 
 
+@pytest.mark.parametrize("method", ["ibcd", "isega", "is-sgd"])
+def test_masks_drawn_by_a_second_thread_give_the_same_run_bit_for_bit(monkeypatch, method):
+    """Large draws come from a worker thread chunks ahead; the run is the one drawn in line, bit for bit,
+    also when it stops early (until) or is interrupted, and the thread is gone after either."""
+    import threading
+
+    from blockcd import methods
+
+    p = problems.synthetic(40, 25, 200, cond=10, heterogeneity=0.5, seed=1)  # 1000 rows: partial sends
+    kw = {"m": 200, "tau": 2, "iters": 300, "seed": 4}
+    if method == "is-sgd":
+        kw["batch"] = 2
+
+    def hist(**more):
+        h = blockcd.run(p, method, **kw, **more)
+        return h.x, h.dist2, h.bytes_up, h.iters
+
+    monkeypatch.setattr(methods, "_cores", lambda: 2)
+    monkeypatch.setattr(methods, "THREAD_CHUNK", 3 * 40 * 200 + 7)  # chunks of 3 iterations: 100 hand-overs
+    threaded = [hist(), hist(until=0.9)]
+    seen = []
+    real = methods._Chunks.__init__
+
+    def spy(self, *a, **k):
+        real(self, *a, **k)
+        seen.append((self.threaded, self.per))
+
+    monkeypatch.setattr(methods._Chunks, "__init__", spy)
+    hist()
+    assert seen == [(True, 3)]
+    monkeypatch.setattr(methods, "THREAD_UNIFORMS", 10**9)  # in line
+    inline = [hist(), hist(until=0.9)]
+    assert seen[-1] == (False, methods.AHEAD_UNIFORMS // (40 * 200))
+    for a, b in zip(threaded, inline):
+        for u, v in zip(a, b):
+            assert np.array_equal(u, v)
+    assert threaded[1][3] < 300  # the early stop happened
+    monkeypatch.setattr(methods, "THREAD_UNIFORMS", 1)
+    methods._INTERRUPT.check = lambda: True
+    try:
+        with pytest.raises(methods.Interrupted):
+            blockcd.run(p, method, **kw)
+    finally:
+        methods._INTERRUPT.check = None
+    for t in threading.enumerate():
+        if t.name.startswith("blockcd masks"):
+            t.join(timeout=10)
+    assert not [t for t in threading.enumerate() if t.name.startswith("blockcd masks")]
+
+
 def test_a_run_stops_when_its_thread_says_it_is_no_longer_wanted():
     """An explorer's redraw sets methods._INTERRUPT.check; blockcd.run raises Interrupted once it returns True."""
     from blockcd import methods
