@@ -467,6 +467,8 @@ class _Chunks:
         """Stop drawing (a run that ended early leaves chunks nobody reads)."""
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
+
+
 #: a run started by a thread that set ``_INTERRUPT.check`` asks it every this many iterations
 INTERRUPT_EVERY = 16
 #: per thread: ``check``, a function that returns True when the run under way is no longer wanted
