@@ -137,7 +137,7 @@ def test_the_kernel_free_sweep_and_its_note_are_hidden_live(notebook):
     assert not any(shown), f"{name}: the pre-rendered sweep or the note on running live shows under a live kernel"
 
 
-_RAW_MYST = re.compile(r"\{(cite|prf|numref|ref|eq|doc)(:[a-z]+)?\}`|^(`{3,}|:{3,})\{[a-z:-]+\}|^:label:", re.M)
+_RAW_MYST = re.compile(r"\{(cite|prf|numref|ref|eq|doc)(:[a-z]+)?\}`|^(`{3,}|:{3,})\{[a-z:-]+\}|^:label:", re.MULTILINE)
 
 
 def _markdown_sources(path) -> str:
@@ -162,7 +162,7 @@ def test_myst_markup_renders_in_jupyterlab(notebook):
         f"{name}: {md['myst']} of {md['cells']} markdown cells drawn by the MyST renderer (jupyterlab-myst)")
     raw = [m.group(0) for t in md["texts"] for m in [_RAW_MYST.search(t)] if m]
     assert not raw, f"{name}: MyST markup shown as text in JupyterLab: {raw[:5]}"
-    directives = len(re.findall(r"^(`{3,}|:{3,})\{prf:[a-z]+\}", src, flags=re.M))
+    directives = len(re.findall(r"^(`{3,}|:{3,})\{prf:[a-z]+\}", src, flags=re.MULTILINE))
     assert md["proofs"] == directives, f"{name}: {directives} prf directives, {md['proofs']} proof blocks drawn"
     keys = [k.strip() for m in re.finditer(r"\{cite(?::[a-z]+)?\}`([^`]+)`", src) for k in m.group(1).split(",")]
     assert sorted(md["cites"]) == sorted(keys), (

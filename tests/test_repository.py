@@ -33,7 +33,7 @@ def test_requirement():
 
 def test_config_repository_is_the_library_one():
     config = (ROOT / "_config.yml").read_text()
-    urls = re.findall(r"^\s*url:\s*(\S+)\s*$", config, flags=re.M)
+    urls = re.findall(r"^\s*url:\s*(\S+)\s*$", config, flags=re.MULTILINE)
     assert urls == [blockcd.__url__]
 
 

@@ -305,7 +305,7 @@ class Explorer:
                 # threads promptly while it runs (see _prompt_switching)
                 with _RENDER, _prompt_switching():
                     try:  # a redraw overtaken by a newer move is not drawn: the next one is
-                        self.refresh(stale=lambda: self._wanted != seen)
+                        self.refresh(stale=lambda seen=seen: self._wanted != seen)
                     except Exception as exc:  # noqa: BLE001 - shown to the reader instead of a frozen figure
                         self.info.value = message(f"The figure could not be redrawn: {type(exc).__name__}: {exc}")
                 with self._lock:

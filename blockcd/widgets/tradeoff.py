@@ -20,7 +20,6 @@ from ..registry import canonical, get
 from .base import BlocksExplorer, decades, fmt_int, message, no_minor_ticks
 from .cache import PROBLEMS, iterations_to, problem_d, tradeoff_sweep
 
-
 #: the methods the explorer offers: the book's, except IS-SAGA and those that need shared data (its
 #: problems give every worker its own rows and it has no split control; the convergence explorer has one)
 OFFERED = tuple(x for x in METHODS if x != "is-saga" and not get(x).shared_data)
