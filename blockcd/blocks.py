@@ -430,12 +430,16 @@ class Minibatches:
 
     def draw(self, k: int) -> np.ndarray:
         """(n, b) local row numbers each worker samples at iteration k."""
-        u = self.stream.draw(k)
+        return self.draw_ahead(k, 1)[0]
+
+    def draw_ahead(self, k: int, count: int) -> np.ndarray:
+        """(count, n, b): :meth:`draw` of iterations k, ..., k + count - 1, bit for bit, from one draw."""
+        u = self.stream.draw_ahead(k, count).reshape(count, self.n, -1)
         if self.b == 1:
             return np.minimum((u * self.sizes[:, None]).astype(np.int64), self.sizes[:, None] - 1)
         if self._invalid is not None:
             u = np.where(self._invalid, 2.0, u)
-        return np.argpartition(u, self.b - 1, axis=1)[:, : self.b]
+        return np.argpartition(u, self.b - 1, axis=-1)[..., : self.b]
 
     def worker(self, k: int, i: int) -> np.ndarray:
         """(b,) local row numbers worker i samples at iteration k, computed without the others."""

@@ -367,13 +367,23 @@ def _simulate(s: Setup) -> History:
     # the workers' (n, tau) block indices where Sent reaches the sent entries by index
     ahead = tau < s.m and isinstance(sampler, BlockSampler) and not sampler.few
     chunks = _Chunks(sampler, s.iters, indexed or partial) if ahead else None
+    # and the minibatches too (shared-data ISAGA's rows are drawn per iteration)
+    rows_ahead = isinstance(batches, Minibatches)
+    per_batch = max(1, AHEAD_UNIFORMS // (batches.n * batches.stream.width)) if rows_ahead else 0
+    rows, first_rows = None, 0
     stop = getattr(_INTERRUPT, "check", None)
     try:
         for k in range(s.iters):
             if stop is not None and k % INTERRUPT_EVERY == 0 and stop():
                 raise Interrupted(f"run interrupted at iteration {k}")
             x = rule.point(master)
-            idx = None if batches is None else batches.draw(k)
+            idx = None
+            if rows_ahead:
+                if rows is None or k - first_rows >= len(rows):
+                    first_rows, rows = k, batches.draw_ahead(k, min(per_batch, s.iters - k))
+                idx = rows[k - first_rows]
+            elif batches is not None:
+                idx = batches.draw(k)
             mask = chosen = picked = None
             if ahead:
                 mask, picked = chunks.at(k)

@@ -438,3 +438,21 @@ def test_choices_of_a_chunk_are_each_masks_nonzero(sampling, tau):
         assert np.array_equal(idx[k], s.choices(k))
     with pytest.raises(ValueError, match="masks must have shape"):
         s.choices_of(masks[:, :3])
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+def test_minibatches_drawn_ahead_are_those_drawn_one_by_one_and_regenerated_per_worker(batch):
+    """The simulator draws the rows of several iterations at once: the same rows as one by one and as each
+    worker regenerates alone; with b > 1 every row is a b-subset of the worker's own l_i rows."""
+    from blockcd.blocks import Minibatches
+
+    sizes = [5, 9, 7, 9]  # unequal: rows past l_i are never drawn
+    one, ahead = Minibatches(sizes, batch, seed=6), Minibatches(sizes, batch, seed=6)
+    chunks = np.concatenate([ahead.draw_ahead(k, c) for k, c in ((0, 5), (5, 1), (6, 9))])
+    assert chunks.shape == (15, 4, batch)
+    for k in range(15):
+        assert np.array_equal(chunks[k], one.draw(k))
+        for i, li in enumerate(sizes):
+            assert np.array_equal(np.sort(chunks[k, i]), np.sort(one.worker(k, i)))
+            assert len(set(chunks[k, i])) == batch and chunks[k, i].max() < li
+    assert np.array_equal(ahead.draw_ahead(40, 2), np.stack([one.draw(40), one.draw(41)]))
