@@ -52,61 +52,69 @@ E||grad f(x-hat_t)||^2 (:func:`paper_nonconvex_bound`), the book's
 (:func:`nonconvex_threshold`).  The constants of convex theory
 (:func:`expected_smoothness` and the step sizes built from it) raise on such a
 problem.
+
+One module a job, in the order they build on each other: ``constants`` (omega, the
+key lemma's variance, the expected smoothness L(tau) of the table above, IS-ASGD's
+strong growth rho and the noise at the optimum), ``steps`` (the steps the theory
+allows: the constant step of every method, IS-ASGD's parameters at its step, IS-SGD's
+decreasing schedule and the weights of its average), ``rates`` (what a step
+guarantees: the contraction per iteration, the neighbourhood, the iterations to an
+accuracy and their ratio to the dense count, the m/n rule's knee, IS-ASGD's
+saturation, the time-optimal tau, IS-SGD's bound with decreasing steps),
+``coordinate_descent`` (its sampling, per-block steps and rate), ``nonconvex`` (IS-SGD
+without convexity) and ``paper`` (the paper's own steps, iteration counts, thresholds
+and bounds as it states them, in the book's units); every name is available here.
 """
 
 from __future__ import annotations
 
-from . import rates
-from .rates import (
+from . import constants, coordinate_descent
+from .constants import (
     METHODS,
     aggregation_variance,
-    asgd_parameters,
-    asgd_saturation,
-    average_weights,
-    cd_probabilities,
-    cd_rate,
-    cd_steps,
     coverage,
-    decreasing_bound,
-    decreasing_schedule,
     expected_smoothness,
     gradient_noise,
     index_bits,
-    isaga_local_constants,
-    isaga_shared_constants,
-    iteration_factor,
-    knee,
-    local_variance_bound,
     local_variance_star,
     minibatch_growth,
-    neighbourhood,
-    nonconvex_bound,
-    nonconvex_step,
-    nonconvex_threshold,
     omega,
+    rho,
+    strong_growth_exact,
+)
+from .coordinate_descent import cd_probabilities, cd_rate, cd_steps
+from .nonconvex import local_variance_bound, nonconvex_bound, nonconvex_step, nonconvex_threshold
+from .paper import (
     paper_decreasing_schedule,
     paper_iterations,
     paper_nonconvex_bound,
     paper_saturation,
     paper_step,
+)
+from .rates import (
+    asgd_saturation,
+    decreasing_bound,
+    isaga_local_constants,
+    isaga_shared_constants,
+    iteration_factor,
+    knee,
+    neighbourhood,
     predicted_iterations,
     predicted_ratio,
     rate,
-    rho,
-    step_size,
-    strong_growth_exact,
     time_optimal_tau,
 )
+from .steps import asgd_parameters, average_weights, decreasing_schedule, step_size
 
 # The data constants are bound here rather than imported, so that their doc comments (#:) reach
 # the API reference, which reads them from this file.
 #: constants of the Lyapunov proofs (chapter 6); loose, see the package docstring
-ISEGA_C = rates.ISEGA_C
+ISEGA_C = constants.ISEGA_C
 #: IS-SAGA's constant is ISSAGA_C0 + ISSAGA_C * omega: 6 at tau = m, below 36 m/tau at every tau
-ISSAGA_C0 = rates.ISSAGA_C0
-ISSAGA_C = rates.ISSAGA_C
+ISSAGA_C0 = constants.ISSAGA_C0
+ISSAGA_C = constants.ISSAGA_C
 #: the samplings of coordinate descent (``'cd'``): the same blocks on every worker, uniform or by importance
-CD_SAMPLINGS = rates.CD_SAMPLINGS
+CD_SAMPLINGS = coordinate_descent.CD_SAMPLINGS
 
 __all__ = [
     "CD_SAMPLINGS",
