@@ -23,7 +23,12 @@ def test_isega_inequalities_hold_and_item_2_is_nearly_tight(sorted_ls):
 def test_isega_check_finds_a_counterexample_when_the_step_is_too_large(sorted_ls, monkeypatch):
     """The check can fail: with 30 times the theory step the theorem's contraction breaks."""
     real = theory.step_size
-    monkeypatch.setattr(theory, "step_size", lambda *a, **k: 30 * real(*a, **k))
+
+    def big(*a, **k):
+        return 30 * real(*a, **k)
+
+    monkeypatch.setattr(theory, "step_size", big)        # the step the check takes
+    monkeypatch.setattr(theory.rates, "step_size", big)  # and the one theory.rate contracts at
     assert experiments.isega_inequality_ratios(sorted_ls, 20, 2, states=200, seed=0)[2] > 1
 
 
