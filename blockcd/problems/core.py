@@ -38,7 +38,7 @@ import scipy.optimize as sopt
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from ._validate import (
+from .._validate import (
     check_choice,
     check_float,
     check_int,
@@ -46,9 +46,9 @@ from ._validate import (
     check_seed,
     check_vector,
 )
-from .blocks import minibatch_theta
-from .oracle import Worker, Workers, dphi, dpsi
-from .regularizers import Regularizer, prox_gradient
+from ..blocks import minibatch_theta
+from ..oracle import Worker, Workers, dphi, dpsi
+from ..regularizers import Regularizer, prox_gradient
 
 LOSSES = ("ridge", "logistic")
 SPLITS = ("iid", "sorted", "identical", "contiguous")
@@ -399,7 +399,7 @@ class Problem:
         sampling picks block j with probability proportional to :math:`L_j` and steps by about
         :math:`1/L_j` there (:func:`blockcd.theory.cd_steps`).  Dense: for d up to ``DENSE_LIMIT``.
         """
-        from .blocks import partition
+        from ..blocks import partition
 
         blocks = partition(self.d, m)
         if self.d > DENSE_LIMIT:
