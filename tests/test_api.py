@@ -40,7 +40,8 @@ def documented() -> set[str]:
 
 def public_names(module_name: str):
     """Qualified names of the module's public functions and classes (its ``__all__``, or what it defines),
-    and of their public methods and properties."""
+    and of their public methods and properties (with those of the mixins a class is built from: its
+    blockcd bases that are not public names of the module)."""
     if module_name.startswith("blockcd.torch"):
         pytest.importorskip("torch", reason="blockcd.torch needs torch (pip install blockcd[torch])")
     mod = importlib.import_module(module_name)
@@ -54,9 +55,12 @@ def public_names(module_name: str):
             continue  # imported, documented where it is defined
         yield obj.__qualname__, obj
         if inspect.isclass(obj):
-            for a, v in vars(obj).items():
-                if not a.startswith("_") and (inspect.isfunction(v) or isinstance(v, property)):
-                    yield obj.__qualname__ + "." + a, v
+            mixins = [k for k in obj.__mro__[1:] if k.__module__.startswith("blockcd.")
+                      and getattr(mod, k.__name__, None) is not k]
+            for cls in (obj, *mixins):
+                for a, v in vars(cls).items():
+                    if not a.startswith("_") and (inspect.isfunction(v) or isinstance(v, property)):
+                        yield obj.__qualname__ + "." + a, v
 
 
 def _is_documented(module_name, qualname, obj, documented) -> bool:
