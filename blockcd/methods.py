@@ -366,7 +366,7 @@ def _simulate(s: Setup) -> History:
     # tau-nice masks are drawn for several iterations at once (the same numbers; fewer calls), with
     # the workers' (n, tau) block indices where Sent reaches the sent entries by index
     ahead = tau < s.m and isinstance(sampler, BlockSampler) and not sampler.few
-    chunks = _Chunks(sampler, s.iters, indexed or partial) if ahead else None
+    chunks = _Chunks(sampler, s.iters, blocks if indexed or partial else None) if ahead else None
     # and the minibatches too (shared-data ISAGA's rows are drawn per iteration)
     rows_ahead = isinstance(batches, Minibatches)
     per_batch = max(1, AHEAD_UNIFORMS // (batches.n * batches.stream.width)) if rows_ahead else 0
@@ -384,13 +384,13 @@ def _simulate(s: Setup) -> History:
                 idx = rows[k - first_rows]
             elif batches is not None:
                 idx = batches.draw(k)
-            mask = chosen = picked = None
+            mask = chosen = picked = pairs = None
             if ahead:
-                mask, picked = chunks.at(k)
+                mask, picked, pairs = chunks.sent(k)
             elif tau < s.m:  # few blocks of many: the indices, never an (n, m) mask
                 chosen, mask = (sampler.choices(k), None) if sampler.few else (None, sampler.masks(k))
             total, fx = rule.send(o, worker, x, idx, Sent(blocks, mask, indexed, partial,
-                                                           chosen if picked is None else picked, s.gap))
+                                                           chosen if picked is None else picked, s.gap, pairs))
             if apart:  # the n messages apart (a Received), with the rows the workers sampled
                 total.idx = idx
             if rec.point(k, rule.iterate(master), fx):
@@ -431,13 +431,18 @@ class _Chunks:
     for bit, whether drawn here or, for large draws on two or more cores, by
     one worker thread kept two chunks ahead: numpy releases the GIL while it
     fills and compares the uniforms, so the drawing overlaps the iterations.
-    ``indices``: also the (n, tau) sorted block indices (:meth:`BlockSampler.choices_of`), else None.
+    ``blocks``: also each iteration's sent entries (``who``, ``cols``) as :class:`Sent` takes them
+    (``pairs``), for equal blocks, else the (n, tau) sorted block indices
+    (:meth:`BlockSampler.choices_of`); None: the masks only.
     """
 
     DEPTH = 2
 
-    def __init__(self, sampler: BlockSampler, iters: int, indices: bool):
-        self.sampler, self.iters, self.indices = sampler, iters, indices
+    def __init__(self, sampler: BlockSampler, iters: int, blocks: Blocks | None):
+        self.sampler, self.iters, self.blocks = sampler, iters, blocks
+        #: equal blocks: the coordinates' width, and the workers of the sent entries (the same every iteration)
+        self.width = blocks.d // blocks.m if blocks is not None and blocks.equal else None
+        self.who = None if self.width is None else np.repeat(np.arange(sampler.n), sampler.tau * self.width)
         per = sampler.rows * sampler.m
         self.threaded = per >= THREAD_UNIFORMS and _cores() > 1
         self.per = max(1, (THREAD_CHUNK if self.threaded else AHEAD_UNIFORMS) // per)
@@ -455,7 +460,10 @@ class _Chunks:
 
     def _make(self, k: int):
         masks = self.sampler.masks_ahead(k, min(self.per, self.iters - k))
-        return masks, (self.sampler.choices_of(masks) if self.indices else None)
+        if self.blocks is None:
+            return masks, None
+        idx = self.sampler.choices_of(masks)
+        return masks, (idx if self.width is None else _block_cols(idx.reshape(len(masks), -1), self.width))
 
     def _submit(self) -> None:
         if self._ahead < self.iters:
@@ -472,6 +480,13 @@ class _Chunks:
             self.first = k
         j = k - self.first
         return self.masks[j], (None if self.idx is None else self.idx[j])
+
+    def sent(self, k: int) -> tuple:
+        """(mask, chosen, pairs) of iteration ``k`` for :class:`Sent`: the indices or the entries, or neither."""
+        mask, got = self.at(k)
+        if got is None:
+            return mask, None, None
+        return (mask, None, (self.who, got)) if self.width is not None else (mask, got, None)
 
     def close(self) -> None:
         """Stop drawing (a run that ended early leaves chunks nobody reads)."""
@@ -508,6 +523,11 @@ PARTIAL_SHARE = 0.25
 PARTIAL_ENTRIES = 1 << 17
 
 
+def _block_cols(chosen: np.ndarray, width: int) -> np.ndarray:
+    """The coordinates of equal blocks of ``width``: shape (..., k) block indices -> (..., k * width), in order."""
+    return ((chosen * width)[..., None] + np.arange(width)).reshape(*chosen.shape[:-1], -1)
+
+
 class Partial:
     """A worker's local estimate on its sent coordinates only (what :meth:`Sent.grads` computes)."""
 
@@ -531,7 +551,8 @@ class Sent:
     (the same numbers in the same order).
     """
 
-    def __init__(self, blocks, mask, indexed: bool, partial: bool = False, chosen=None, want_f: bool = True):
+    def __init__(self, blocks, mask, indexed: bool, partial: bool = False, chosen=None, want_f: bool = True,
+                 pairs=None):
         self.d, self.mask, self.where, self.who, self.cols = blocks.d, mask, None, None, None
         self.want_f = want_f
         self.n = mask.shape[0] if mask is not None else None if chosen is None else chosen.shape[0]
@@ -539,7 +560,11 @@ class Sent:
         self.partial = partial and sparse
         if not sparse:
             return
-        if indexed or self.partial or mask is None:
+        if not (indexed or self.partial or mask is None):
+            self.where = mask if blocks.m == blocks.d else np.repeat(mask, blocks.sizes, axis=1)
+        elif pairs is not None:  # (who, cols), computed with the iteration's chunk of masks
+            self.who, self.cols = pairs
+        else:
             if chosen is None:
                 workers, chosen = np.nonzero(mask)
             else:
@@ -547,14 +572,12 @@ class Sent:
             if blocks.equal:
                 width = blocks.d // blocks.m
                 self.who = np.repeat(workers, width)
-                self.cols = ((chosen * width)[:, None] + np.arange(width)).ravel()
+                self.cols = _block_cols(chosen, width)
             else:
                 sizes = blocks.sizes[chosen]
                 first = np.cumsum(sizes) - sizes
                 self.who = np.repeat(workers, sizes)
                 self.cols = np.repeat(blocks.starts[chosen] - first, sizes) + np.arange(int(sizes.sum()))
-        else:
-            self.where = mask if blocks.m == blocks.d else np.repeat(mask, blocks.sizes, axis=1)
 
     def grads(self, o, x, with_f: bool = True):
         """Each worker's local gradient on what it sends (``o.grads`` at tau = m); with f(x) from the same
