@@ -25,9 +25,22 @@ from blockcd.methods import BYTES_PER_NUMBER
 
 def synthetic_like_the_explorers(kind, n, d, split="contiguous", seed=0):
     """The synthetic problems as the convergence_explorer docstring documents them."""
-    rows = max(min(100, math.ceil(2000 / n)), math.ceil(2 * d / n))
+    rows = max(min(100, math.ceil(min(2000, 160000 // d) / n)), math.ceil(2 * d / n))
     extra = {"ridge": {}, "interpolating": {"interpolating": True}, "heterogeneous": {"heterogeneity": 1.0}}[kind]
     return problems.synthetic(n, rows, d, cond=10, split=split, seed=seed, **extra)
+
+
+@pytest.mark.parametrize(("n", "d", "rows"), [(10, 40, 100), (20, 40, 100), (64, 40, 32), (10, 200, 80),
+                                              (64, 200, 13), (4, 200, 100), (64, 150, 17)])
+def test_the_explorers_problems_are_the_documented_ones_and_stay_small(n, d, rows):
+    """At most 2000 rows and 160,000 entries (at least 2d rows), as the convergence_explorer docstring says."""
+    from blockcd.widgets.cache import cached_problem
+
+    p = cached_problem("heterogeneous", n, d, "contiguous", 0)
+    q = synthetic_like_the_explorers("heterogeneous", n, d)
+    assert p.N == q.N == n * rows
+    assert np.array_equal(p.x_star, q.x_star)
+    assert p.N * d <= 160_000 + n * d or p.N <= 2 * d + n
 
 
 @pytest.fixture(scope="module")

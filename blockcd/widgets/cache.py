@@ -32,11 +32,16 @@ FLOOR = 1e-13
 #: (3.2 MB) stay in the processor's cache, where one pass over them costs some 50 us; 6400 rows
 #: (n = 64 workers of 100) did not, and each pass cost 20 times that
 MAX_ROWS = 2000
+#: ... and at most this many entries (rows x d, 1.3 MB): all MAX_ROWS rows up to d = 80, fewer for
+#: wider problems (800 rows at the playground's d = 200, whose passes over 2000 rows made its redraws at
+#: n = 64 take about 190 ms in the kernel)
+MAX_ENTRIES = 160_000
 
 
 def _rows_per_worker(n: int, d: int) -> int:
-    """Rows per worker of the synthetic problems: 100 up to n = 20 workers, then MAX_ROWS / n, and at least 2d / n."""
-    return max(min(100, -(-MAX_ROWS // n)), -(-2 * d // n))
+    """Rows per worker of the synthetic problems: 100, or fewer to keep the rows in all within MAX_ROWS and
+    MAX_ENTRIES / d, and at least 2d / n (100 up to n = 20 workers for d <= 80)."""
+    return max(min(100, -(-min(MAX_ROWS, MAX_ENTRIES // d) // n)), -(-2 * d // n))
 
 
 @functools.lru_cache(maxsize=48)

@@ -360,8 +360,9 @@ def convergence_explorer(method: str = "ibcd", n: int = 10, m: int | None = None
     seed : int >= 0
     problem : one of ``PROBLEMS``
         The synthetic ones are ``problems.synthetic(n, l, d, cond=10, split=split, seed=seed)``
-        with l = max(min(100, ceil(2000 / n)), ceil(2 d / n)) rows per worker (100 up to n = 20;
-        then about 2000 rows in all, which stay in the processor's cache), with ``interpolating=True`` ('interpolating'),
+        with l = max(min(100, ceil(min(2000, 160000 // d) / n)), ceil(2 d / n)) rows per worker (for
+        d <= 80: 100 up to n = 20, then about 2000 rows in all; wider problems fewer, about 160,000
+        entries in all: what stays in the processor's cache), with ``interpolating=True`` ('interpolating'),
         ``heterogeneity=1.0`` ('heterogeneous') or ``loss='logistic', lam=1e-2`` ('logistic');
         'breast cancer' and 'digits' are :func:`blockcd.problems.breast_cancer` and
         :func:`blockcd.problems.digits`.  IS-ASGD needs ``'interpolating'``.
