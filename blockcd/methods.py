@@ -424,7 +424,7 @@ def _cores() -> int:
 
 
 class _Chunks:
-    """The tau-nice masks of a run, drawn a chunk of iterations at a time: ``at(k)`` -> (mask, indices).
+    """The tau-nice masks of a run, drawn a chunk of iterations at a time: ``sent(k)`` -> (mask, chosen, pairs).
 
     Chunk after chunk in iteration order, from the run's own sampler (nothing
     else draws from it), so the masks are those of ``sampler.masks(k)``, bit
