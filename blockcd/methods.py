@@ -368,22 +368,17 @@ def _simulate(s: Setup) -> History:
     ahead = tau < s.m and isinstance(sampler, BlockSampler) and not sampler.few
     chunks = _Chunks(sampler, s.iters, blocks if indexed or partial else None) if ahead else None
     # and the minibatches too (shared-data ISAGA's rows are drawn per iteration)
-    rows_ahead = isinstance(batches, Minibatches)
-    per_batch = max(1, AHEAD_UNIFORMS // (batches.n * batches.stream.width)) if rows_ahead else 0
-    rows, first_rows = None, 0
+    rows = None
+    if isinstance(batches, Minibatches):
+        rows = _Ahead(lambda k, count: (batches.draw_ahead(k, count),), s.iters,
+                      max(1, AHEAD_UNIFORMS // (batches.n * batches.stream.width)))
     stop = getattr(_INTERRUPT, "check", None)
     try:
         for k in range(s.iters):
             if stop is not None and k % INTERRUPT_EVERY == 0 and stop():
                 raise Interrupted(f"run interrupted at iteration {k}")
             x = rule.point(master)
-            idx = None
-            if rows_ahead:
-                if rows is None or k - first_rows >= len(rows):
-                    first_rows, rows = k, batches.draw_ahead(k, min(per_batch, s.iters - k))
-                idx = rows[k - first_rows]
-            elif batches is not None:
-                idx = batches.draw(k)
+            idx = rows.at(k)[0] if rows is not None else None if batches is None else batches.draw(k)
             mask = chosen = picked = pairs = None
             if ahead:
                 mask, picked, pairs = chunks.sent(k)
@@ -423,32 +418,24 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
-class _Chunks:
-    """The tau-nice masks of a run, drawn a chunk of iterations at a time: ``sent(k)`` -> (mask, chosen, pairs).
+class _Ahead:
+    """Arrays drawn a chunk of iterations at a time: ``at(k)`` -> iteration k's rows of ``draw(k, count)``.
 
-    Chunk after chunk in iteration order, from the run's own sampler (nothing
-    else draws from it), so the masks are those of ``sampler.masks(k)``, bit
-    for bit, whether drawn here or, for large draws on two or more cores, by
-    one worker thread kept two chunks ahead: numpy releases the GIL while it
-    fills and compares the uniforms, so the drawing overlaps the iterations.
-    ``blocks``: also each iteration's sent entries (``who``, ``cols``) as :class:`Sent` takes them
-    (``pairs``), for equal blocks, else the (n, tau) sorted block indices
-    (:meth:`BlockSampler.choices_of`); None: the masks only.
+    ``draw(k, count)`` returns a tuple of arrays (or None) whose first axis is
+    the ``count`` iterations from k; chunks are drawn in iteration order, each
+    from the state the previous one left, so the values are those of one draw
+    per iteration, bit for bit, whether drawn in line or (``threaded``) by one
+    worker thread kept two chunks ahead: numpy releases the GIL while it fills
+    and compares uniforms, so the drawing overlaps the iterations.
     """
 
     DEPTH = 2
 
-    def __init__(self, sampler: BlockSampler, iters: int, blocks: Blocks | None):
-        self.sampler, self.iters, self.blocks = sampler, iters, blocks
-        #: equal blocks: the coordinates' width, and the workers of the sent entries (the same every iteration)
-        self.width = blocks.d // blocks.m if blocks is not None and blocks.equal else None
-        self.who = None if self.width is None else np.repeat(np.arange(sampler.n), sampler.tau * self.width)
-        per = sampler.rows * sampler.m
-        self.threaded = per >= THREAD_UNIFORMS and _cores() > 1
-        self.per = max(1, (THREAD_CHUNK if self.threaded else AHEAD_UNIFORMS) // per)
-        self.threaded = self.threaded and iters > self.per
-        self.first, self.masks, self.idx = 0, None, None
-        self._pool = self._pending = None
+    def __init__(self, draw, iters: int, per: int, threaded: bool = False):
+        self.draw, self.iters, self.per = draw, iters, per
+        self.threaded = threaded and iters > per
+        self.first, self.chunk = 0, None
+        self._pool = None
         if self.threaded:
             from concurrent.futures import ThreadPoolExecutor
 
@@ -458,28 +445,56 @@ class _Chunks:
             for _ in range(self.DEPTH):
                 self._submit()
 
-    def _make(self, k: int):
-        masks = self.sampler.masks_ahead(k, min(self.per, self.iters - k))
-        if self.blocks is None:
-            return masks, None
-        idx = self.sampler.choices_of(masks)
-        return masks, (idx if self.width is None else _block_cols(idx.reshape(len(masks), -1), self.width))
+    def _draw(self, k: int):
+        return self.draw(k, min(self.per, self.iters - k))
 
     def _submit(self) -> None:
         if self._ahead < self.iters:
-            self._pending.append(self._pool.submit(self._make, self._ahead))
+            self._pending.append(self._pool.submit(self._draw, self._ahead))
             self._ahead += self.per
 
-    def at(self, k: int):
-        if self.masks is None or k - self.first >= len(self.masks):
+    def at(self, k: int) -> tuple:
+        if self.chunk is None or k - self.first >= len(self.chunk[0]):
             if self._pool is None:
-                self.masks, self.idx = self._make(k)
+                self.chunk = self._draw(k)
             else:
-                self.masks, self.idx = self._pending.popleft().result()
+                self.chunk = self._pending.popleft().result()
                 self._submit()
             self.first = k
         j = k - self.first
-        return self.masks[j], (None if self.idx is None else self.idx[j])
+        return tuple(None if a is None else a[j] for a in self.chunk)
+
+    def close(self) -> None:
+        """Stop drawing (a run that ended early leaves chunks nobody reads)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+class _Chunks(_Ahead):
+    """The tau-nice masks of a run (:class:`_Ahead`): ``sent(k)`` -> (mask, chosen, pairs) for :class:`Sent`.
+
+    Drawn by a worker thread when an iteration draws at least THREAD_UNIFORMS
+    uniforms and the process may use two cores.  ``blocks``: also each
+    iteration's sent entries (``who``, ``cols``) as :class:`Sent` takes them
+    (``pairs``), for equal blocks, else the (n, tau) sorted block indices
+    (:meth:`BlockSampler.choices_of`); None: the masks only.
+    """
+
+    def __init__(self, sampler: BlockSampler, iters: int, blocks: Blocks | None):
+        self.sampler, self.blocks = sampler, blocks
+        #: equal blocks: the coordinates' width, and the workers of the sent entries (the same every iteration)
+        self.width = blocks.d // blocks.m if blocks is not None and blocks.equal else None
+        self.who = None if self.width is None else np.repeat(np.arange(sampler.n), sampler.tau * self.width)
+        per = sampler.rows * sampler.m
+        threaded = per >= THREAD_UNIFORMS and _cores() > 1
+        super().__init__(self._masks, iters, max(1, (THREAD_CHUNK if threaded else AHEAD_UNIFORMS) // per), threaded)
+
+    def _masks(self, k: int, count: int):
+        masks = self.sampler.masks_ahead(k, count)
+        if self.blocks is None:
+            return masks, None
+        idx = self.sampler.choices_of(masks)
+        return masks, (idx if self.width is None else _block_cols(idx.reshape(count, -1), self.width))
 
     def sent(self, k: int) -> tuple:
         """(mask, chosen, pairs) of iteration ``k`` for :class:`Sent`: the indices or the entries, or neither."""
@@ -487,11 +502,6 @@ class _Chunks:
         if got is None:
             return mask, None, None
         return (mask, None, (self.who, got)) if self.width is not None else (mask, got, None)
-
-    def close(self) -> None:
-        """Stop drawing (a run that ended early leaves chunks nobody reads)."""
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
 
 
 #: a run started by a thread that set ``_INTERRUPT.check`` asks it every this many iterations
