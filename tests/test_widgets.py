@@ -410,3 +410,97 @@ def test_the_kernel_free_sweep_is_drawn_at_the_width_the_book_shows_it():
     assert f'style="width:{SWEEP_PX}px;max-width:100%;height:auto"' in html
     # an 11-point label on a figure SWEEP_INCHES wide shown SWEEP_PX wide: at least 11 px tall
     assert 11 / 72 * SWEEP_PX / SWEEP_INCHES >= 11
+
+
+# --------------------------------------------------------------------------- computing ahead
+def test_the_values_ahead_are_the_next_steps_of_the_last_moved_slider_then_one_back():
+    ex = widgets.convergence_explorer("ibcd", n=10, d=40, iters=50)
+    assert ex.moved is None and ex.neighbours() == []
+    ex.controls["n"].value = 61
+    assert ex.moved == ("n", 1)
+    assert [p["n"] for p in ex.neighbours()] == [62, 63, 64, 60]  # the slider ends at 64
+    assert all(p["tau"] == ex.params()["tau"] and p["m"] == 40 for p in ex.neighbours())
+    ex.controls["step_scale"].value = 0.5  # a log slider (base 2, half-octave steps) moved down
+    assert ex.moved == ("step_scale", -1)
+    # exactly the front end's values: base ** (a whole number of steps)
+    assert [p["step_scale"] for p in ex.neighbours()] == [2**-1.5, 2**-2.0, 2**-2.5, 2**-0.5]
+    ex._syncing = True  # a value the explorer sets itself (a clamp) is not the reader's move
+    ex.controls["tau"].value = 3
+    ex._syncing = False
+    assert ex.moved == ("step_scale", -1)
+    ex.controls["method"].value = "isega"  # a dropdown has no "next value": the last slider stays
+    assert ex.moved == ("step_scale", -1)
+
+
+def test_values_computed_ahead_fill_the_caches_with_the_numbers_a_move_computes():
+    """In a live kernel, after a move of n, the runs at n + 1 ... n + 3 are in the caches when the reader
+    gets there, and they are the runs blockcd.run gives for those settings, bit for bit."""
+    from blockcd.widgets import cache
+
+    ex = widgets.convergence_explorer("is-sgd", n=6, d=24, iters=120, seed=2)
+    ex.background = True
+    cache.cached_run.cache_clear()
+    ex.controls["n"].value = 7
+    assert ex.wait(60, ahead=True)
+    assert cache.cached_run.cache_info().currsize == 2 * 5  # both runs at n = 7 and ahead: 8, 9, 10 and 6
+    misses = cache.cached_run.cache_info().misses
+    for n in (8, 9, 10):
+        ex.background = False  # drawn now, in this thread (no computing ahead)
+        ex.controls["n"].value = n
+        assert cache.cached_run.cache_info().misses == misses
+        p = cache.cached_problem("ridge", n, 24, "contiguous", 2)
+        tau = ex.params()["tau"]
+        h = blockcd.run(p, "is-sgd", m=24, tau=tau, step=theory.step_size(p, "is-sgd", 24, tau), iters=120,
+                        seed=2, gap=False, until=cache.FLOOR)
+        assert np.array_equal(ex.last["history"].dist2, h.dist2)
+
+
+def test_computing_ahead_stops_when_a_control_moves_and_skips_values_that_fail():
+    from blockcd.widgets import base
+
+    ex = widgets.convergence_explorer("ibcd", n=10, d=40, iters=50)
+    ex.controls["n"].value = 11
+    done = []
+
+    def prefetch(params):
+        done.append(params["n"])
+        if params["n"] == 12:
+            raise ValueError("a setting the method does not support")  # skipped: the next one is computed
+        base._MOVES[0] += 1  # the reader moves a control: the rest is not computed
+        return True
+
+    ex._prefetch = prefetch
+    ex._ahead()
+    assert done == [12, 13]
+
+
+def test_explorers_with_quick_redraws_compute_nothing_ahead():
+    ex = widgets.variance_explorer(n=4, m=8, tau=2, d=8)
+    ex.controls["tau"].value = 3
+    assert ex.neighbours() and not ex.computes_ahead and ex._prefetch(ex.neighbours()[0]) is False
+    ex._prefetch = lambda params: pytest.fail("computed ahead")
+    ex._ahead()
+
+
+@pytest.mark.parametrize("name, kw", [
+    ("template", {"n": 4, "m": 12, "d": 12, "iters": 80}),
+    ("tradeoff", {"n": 4, "m": 12, "tau": 3, "d": 12, "eps": 1e-2}),
+    ("convergence", {"n": 4, "d": 12, "iters": 80}),
+    ("playground", {"n": 4, "d": 12, "iters": 100}),
+])
+def test_an_explorer_that_computes_ahead_draws_the_next_values_from_its_caches(name, kw, monkeypatch):
+    """Every cache the redraw at n + 1 and n + 2 reads was filled ahead: moving there computes nothing new."""
+    from blockcd.widgets import base, cache
+
+    monkeypatch.setattr(base, "AHEAD_DELAY", 0.0)
+    caches = [cache.cached_problem, cache.cached_run, cache.tradeoff_sweep, cache.iterations_to,
+              cache.predicted_curve]
+    ex = widgets.EXPLORERS[name](**kw)
+    assert ex.computes_ahead
+    ex.controls["n"].value = 5
+    ex._ahead()
+    misses = [c.cache_info().misses for c in caches]
+    for n in (6, 7):
+        ex.controls["n"].value = n
+        assert "error" not in ex.last
+        assert [c.cache_info().misses for c in caches] == misses

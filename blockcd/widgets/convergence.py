@@ -52,6 +52,7 @@ class ConvergenceExplorer(Explorer):
     # the right margin leaves room for half of the last tick label of the numbers sent ("10000")
     adjust: ClassVar[dict] = {"left": 0.085, "right": 0.96, "bottom": 0.15, "top": 0.9, "wspace": 0.3}
     show_problem = False
+    computes_ahead = True
 
     def __init__(self, *, method="ibcd", problem="ridge", n=10, d=40, m=None, tau=None, step_scale=1.0,
                  split="contiguous", seed=0, iters=800, eps=1e-6):
@@ -159,6 +160,14 @@ class ConvergenceExplorer(Explorer):
         bound = theorem_bound(p, method, m, tau, step) if params["step_scale"] <= 1.0 + 1e-12 else None
         return {"problem": p, "method": method, "history": h, "dense": dense, "step": step,
                 "step0": step0, "bound": bound}
+
+    def _prefetch(self, params):
+        """The problem and both runs of a redraw at ``params`` (tau and m clamped as the controls would be)."""
+        params = dict(params)
+        params["m"] = min(params["m"], problem_d(params["problem"], params["d"]))
+        params["tau"] = min(params["tau"], params["m"])
+        self._compute(params)
+        return True
 
     def _update(self, art, params):
         ax1, ax2 = art["axes"]
@@ -286,6 +295,13 @@ class Playground(ConvergenceExplorer):
         no_minor_ticks(ax3)
         art["ax3"] = ax3
         return art
+
+    def _prefetch(self, params):
+        super()._prefetch(params)
+        kind = params["problem"]
+        key = (kind, params["n"], problem_d(kind, params["d"]), params["split"], params["seed"])
+        predicted_curve(key, canonical(params["method"]), min(params["m"], key[2]), self.eps)
+        return True
 
     def _update(self, art, params):
         html = super()._update(art, params)

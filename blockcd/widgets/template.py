@@ -50,13 +50,24 @@ class TemplateExplorer(BlocksExplorer):
         return {"axes": (ax1, ax2), "bars": bars, "vals": vals, "dense": dense, "sparse": sparse,
                 "label": label}
 
-    def _update(self, art, params):
-        n, m, tau = params["n"], params["m"], params["tau"]
-        d = self._d
-        key = (self._kind, n, d, "contiguous", self._seed)
+    computes_ahead = True
+
+    def _runs(self, n, m, tau):
+        """The problem, the run at tau and the dense run (tau = m)."""
+        key = (self._kind, n, self._d, "contiguous", self._seed)
         p = cached_problem(*key)
         h = cached_run(key, "ibcd", m, tau, theory.step_size(p, "ibcd", m, tau), self._iters, self._seed)
         hd = cached_run(key, "ibcd", m, m, theory.step_size(p, "ibcd", m, m), self._iters, self._seed)
+        return p, h, hd
+
+    def _prefetch(self, params):
+        self._runs(params["n"], params["m"], min(params["tau"], params["m"]))
+        return True
+
+    def _update(self, art, params):
+        n, m, tau = params["n"], params["m"], params["tau"]
+        d = self._d
+        p, h, hd = self._runs(n, m, tau)
         recv = [n * d, n * (h.bytes_up[1] / BYTES_PER_NUMBER)]
         ax1, ax2 = art["axes"]
         for bar, txt, v in zip(art["bars"], art["vals"], recv):

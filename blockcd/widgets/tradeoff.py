@@ -71,16 +71,25 @@ class TradeoffExplorer(BlocksExplorer):
     def _sweep(self, method, n, m):
         return tradeoff_sweep(method, self._kind, n, self._d, m, self._eps, self._scale, self._seed)
 
+    computes_ahead = True
+
+    def _measured(self, method, n, m, tau):
+        """The sweep over tau and the count at the chosen tau."""
+        taus, K, ratio = self._sweep(method, n, m)
+        if tau in taus:
+            return taus, K, ratio, K[taus.index(tau)]
+        return taus, K, ratio, iterations_to(method, self._kind, n, self._d, m, tau, self._eps, self._scale,
+                                             self._seed)
+
+    def _prefetch(self, params):
+        self._measured(canonical(params["method"]), params["n"], params["m"], min(params["tau"], params["m"]))
+        return True
+
     def _update(self, art, params):
         method, n, m, tau = canonical(params["method"]), params["n"], params["m"], params["tau"]
         self._label(art, f"{method}, n = {n}, m = {m}, τ = {tau}")
         try:
-            taus, K, ratio = self._sweep(method, n, m)
-            if tau in taus:
-                k_cur = K[taus.index(tau)]
-            else:
-                k_cur = iterations_to(method, self._kind, n, self._d, m, tau, self._eps, self._scale,
-                                       self._seed)
+            taus, K, ratio, k_cur = self._measured(method, n, m, tau)
         except (ValueError, DivergenceError) as exc:
             for k in ("meas_it", "pred_it", "cur_it", "meas_sent", "pred_sent", "cur_sent"):
                 art[k].set_data([], [])
