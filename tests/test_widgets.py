@@ -432,6 +432,26 @@ def test_the_values_ahead_are_the_next_steps_of_the_last_moved_slider_then_one_b
     assert ex.moved == ("step_scale", -1)
 
 
+@pytest.mark.parametrize("slider, start, ahead", [
+    ("m", 11, [(10, 10), (9, 9), (8, 8), (12, 11)]),  # tau follows m down; back up, tau stays where it was
+    ("d", 11, [(10, 10), (9, 9), (8, 8), (11, 11)]),  # m follows d, and tau follows m; back up, both stay
+])
+def test_the_values_ahead_are_what_the_controls_hold_after_the_move(slider, start, ahead):
+    def fresh():
+        ex = widgets.EXPLORERS["playground"](n=4, d=12, m=12, tau=12, iters=100)
+        ex.controls[slider].value = start
+        return ex
+
+    ex = fresh()
+    assert (ex.params()["m"], ex.params()["tau"]) == (11, 11)
+    values = ex.neighbours()
+    assert [(p["m"], p["tau"]) for p in values] == ahead
+    for p in values:  # each is exactly what the controls hold once the reader makes that move
+        ex = fresh()
+        ex.controls[slider].value = p[slider]
+        assert ex.params() == p
+
+
 def test_values_computed_ahead_fill_the_caches_with_the_numbers_a_move_computes():
     """In a live kernel, after a move of n, the runs at n + 1 ... n + 3 are in the caches when the reader
     gets there, and they are the runs blockcd.run gives for those settings, bit for bit."""
@@ -477,7 +497,9 @@ def test_computing_ahead_stops_when_a_control_moves_and_skips_values_that_fail()
 def test_explorers_with_quick_redraws_compute_nothing_ahead():
     ex = widgets.variance_explorer(n=4, m=8, tau=2, d=8)
     ex.controls["tau"].value = 3
-    assert ex.neighbours() and not ex.computes_ahead and ex._prefetch(ex.neighbours()[0]) is False
+    assert ex.neighbours() and not ex.computes_ahead
+    with pytest.raises(NotImplementedError):
+        ex._prefetch(ex.neighbours()[0])
     ex._prefetch = lambda params: pytest.fail("computed ahead")
     ex._ahead()
 

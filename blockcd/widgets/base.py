@@ -45,7 +45,7 @@ MAX_FRAMES = 12
 #: the number of moves scheduled in this process (a computation ahead stops when it changes)
 _MOVES = [0]
 _MOVED = threading.Condition()
-#: how many values ahead of the last move :meth:`Explorer._ahead` computes, and how many seconds after the
+#: how many values ahead of the last move an explorer computes (``Explorer._ahead``), and how many seconds after the
 #: redraw it starts: the redrawn figure is then on its way to the browser (the server forwards it, the
 #: browser paints it), and computing at once took a core from them on a two-core machine (last key press to
 #: redrawn figure in chapter 4, median of 10: 110 ms computing at once, 84-92 ms after 0.15-0.3 s, 118 ms
@@ -201,10 +201,13 @@ def style_box():
 class Explorer:
     """Controls, a figure redrawn on every move, and a pre-rendered sweep for the HTML.
 
-    Subclasses define ``_controls(**defaults)`` (name -> widget), ``_link()``
-    (clamp bounds after a move), ``_setup(fig)`` (create the artists, return a
-    dict), ``_update(art, params)`` (recompute and redraw; returns the HTML of
-    the line under the figure) and ``_frames()`` (parameter sets of the sweep).
+    Subclasses define ``_controls(**defaults)`` (name -> widget), ``_limits(params)``
+    (the sliders whose end depends on other controls, such as tau <= m), ``_setup(fig)``
+    (create the artists, return a dict), ``_update(art, params)`` (recompute and
+    redraw; returns the HTML of the line under the figure) and ``_frames()``
+    (parameter sets of the sweep); those whose redraws compute runs also define
+    ``_prefetch(params)`` (fill the caches for a redraw at ``params``), and the
+    next values of the last moved slider are then computed ahead in a live kernel.
 
     Attributes
     ----------
@@ -252,7 +255,7 @@ class Explorer:
         self._lock = threading.Lock()
         self.background = _in_kernel()
         #: (control name, +1 or -1) of the reader's last move of a slider, whose next values are computed
-        #: ahead while the kernel is idle (:meth:`_ahead`); None before any move
+        #: ahead while the kernel is idle (``_ahead``); None before any move
         self.moved: tuple[str, int] | None = None
         with _one_blas_thread():
             self._link()
@@ -267,8 +270,29 @@ class Explorer:
     def _controls(self, **defaults) -> dict:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def _limits(self, params: dict):
+        """The sliders whose range depends on other controls: (name, upper end in the slider's own units)
+        pairs for the controls' values ``params``, in the order they apply.  A generator: each pair is
+        computed after the ones before it have clamped ``params`` (tau's end is m once m is clamped)."""
+        return iter(())
+
     def _link(self) -> None:
-        pass
+        """Set the dependent sliders' ranges for the current values (:meth:`linked`)."""
+        self.linked(self.params(), apply=True)
+
+    def linked(self, params: dict, *, apply: bool = False) -> dict:
+        """``params`` as the controls hold them once the dependent ranges are applied: a value above its
+        slider's new end becomes the end, as ipywidgets clamps it.  With ``apply``, the sliders' ranges
+        are set (which clamps the controls themselves)."""
+        p = dict(params)
+        for name, hi in self._limits(p):
+            w = self.controls[name]
+            if apply:
+                w.max = hi
+                p[name] = w.value
+            else:
+                p[name] = min(p[name], w.base**hi if isinstance(w, W.FloatLogSlider) else hi)
+        return p
 
     def _setup(self, fig) -> dict:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -279,13 +303,18 @@ class Explorer:
     def _frames(self) -> list[dict]:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    #: whether the values after the last move are computed ahead (:meth:`_ahead`, :meth:`_prefetch`)
-    computes_ahead = False
+    def _prefetch(self, params: dict) -> None:
+        """Compute into the caches what a redraw at ``params`` will need, without drawing.  Explorers that
+        define it have the next values of the last moved slider computed ahead; the others' redraws are
+        quick anyway."""
+        raise NotImplementedError
 
-    def _prefetch(self, params: dict) -> bool:
-        """Compute into the caches what a redraw at ``params`` will need, without drawing; False (the
-        default) when an explorer has nothing worth computing ahead (its redraws are quick anyway)."""
-        return False
+    @property
+    def computes_ahead(self) -> bool:
+        """Whether, in a live kernel, the next values of the last moved slider are computed into the caches
+        after a redraw (the explorers whose redraws compute runs: convergence, playground, template and
+        trade-off)."""
+        return type(self)._prefetch is not Explorer._prefetch
 
     # -- machinery
     def params(self) -> dict:
@@ -318,7 +347,7 @@ class Explorer:
         during a redraw is not drawn by itself: when the redraw ends, one more is made
         for the values the controls hold then.  A slider dragged over ten values thus
         costs two redraws, not ten.  Once the figure is drawn and no move waits, the
-        same thread computes the next values of the last moved slider (:meth:`_ahead`).
+        same thread computes the next values of the last moved slider (``_ahead``).
         """
         if not self.background:
             self.refresh()
@@ -366,7 +395,8 @@ class Explorer:
 
     def neighbours(self, steps: int = AHEAD_STEPS) -> list[dict]:
         """The controls' values after the next ``steps`` moves of the last moved slider the same way
-        (nearest first), then one back: what a reader stepping with an arrow key asks for next."""
+        (nearest first), then one back: what a reader stepping with an arrow key asks for next.  The
+        sliders that depend on it hold what they would after such a move (:meth:`linked`)."""
         if self.moved is None:
             return []
         name, way = self.moved
@@ -381,12 +411,12 @@ class Explorer:
                 if k > 0:
                     continue
                 break
-            out.append(dict(base, **{name: v}))
+            out.append(self.linked(dict(base, **{name: v})))
         return out
 
     def _ahead(self) -> None:
         """While the kernel is idle after a redraw: compute the next values of the last moved slider into the
-        caches (:meth:`neighbours`, :meth:`_prefetch`), so that a reader stepping on finds them ready.
+        caches (:meth:`neighbours`, ``_prefetch``), so that a reader stepping on finds them ready.
 
         Stops at once when any explorer's control moves (its run raises Interrupted), and
         holds the render lock only one value at a time.  Only caches fill: nothing is
@@ -397,11 +427,15 @@ class Explorer:
         def stale():
             return _MOVES[0] != start
 
-        todo = self.neighbours() if self.computes_ahead else []
-        if not todo:
+        if not self.computes_ahead or self.moved is None:
             return
         with _MOVED:
             if _MOVED.wait_for(stale, timeout=AHEAD_DELAY):
+                return
+        with _RENDER, _one_blas_thread():
+            try:  # a range may need a problem built (IS-ASGD's step range)
+                todo = self.neighbours()
+            except Exception:  # noqa: BLE001 - the redraw at those values says what fails, if the reader goes there
                 return
         for params in todo:
             if stale():
@@ -409,8 +443,7 @@ class Explorer:
             with _RENDER, _prompt_switching(), _one_blas_thread():
                 _INTERRUPT.check = stale
                 try:
-                    if not self._prefetch(params):
-                        return
+                    self._prefetch(params)
                 except Interrupted:
                     return
                 except Exception:  # noqa: BLE001, S112 - a value that fails fails again, with its message, if drawn
@@ -538,8 +571,8 @@ class BlocksExplorer(Explorer):
         return {"n": int_slider("workers n", n, 1, 64), "m": int_slider("blocks m", m, 1, self._d),
                 "tau": int_slider("sent τ", tau, 1, m)}
 
-    def _link(self):
-        self.controls["tau"].max = self.controls["m"].value
+    def _limits(self, params):
+        yield "tau", params["m"]
 
 _BLAS = []
 _RENDER = threading.Lock()

@@ -52,7 +52,6 @@ class ConvergenceExplorer(Explorer):
     # the right margin leaves room for half of the last tick label of the numbers sent ("10000")
     adjust: ClassVar[dict] = {"left": 0.085, "right": 0.96, "bottom": 0.15, "top": 0.9, "wspace": 0.3}
     show_problem = False
-    computes_ahead = True
 
     def __init__(self, *, method="ibcd", problem="ridge", n=10, d=40, m=None, tau=None, step_scale=1.0,
                  split="contiguous", seed=0, iters=800, eps=1e-6):
@@ -93,17 +92,20 @@ class ConvergenceExplorer(Explorer):
             c["iters"] = int_slider("iterations", iters, 50, 5000, step=50)
         return c
 
-    def _link(self):
-        c = self.controls
-        kind = c["problem"].value if "problem" in c else self._fixed["problem"]
-        if "d" in c:
-            c["d"].disabled = kind in ("breast cancer", "digits")
-        d = problem_d(kind, c["d"].value if "d" in c else self._fixed["d"])
-        c["m"].max = d          # ipywidgets clamps the value into the new range
-        c["tau"].max = c["m"].value
-        c["step_scale"].max = math.log2(self._max_scale(kind, d))
+    def _limits(self, params):
+        kind = params["problem"]
+        d = problem_d(kind, params["d"])
+        yield "m", d
+        yield "tau", params["m"]
+        yield "step_scale", math.log2(self._max_scale(params, kind, d))
 
-    def _max_scale(self, kind, d) -> float:
+    def _link(self):
+        if "d" in self.controls:
+            self.controls["d"].disabled = self.params()["problem"] in ("breast cancer", "digits")
+        super()._link()
+
+    @staticmethod
+    def _max_scale(params, kind, d) -> float:
         """The largest step / theory on the slider: 256, or for IS-ASGD the multiple that reaches 1/L.
 
         IS-ASGD's momentum is defined for steps up to 1/L only (rho = 1/(eta L) >= 1,
@@ -111,12 +113,11 @@ class ConvergenceExplorer(Explorer):
         its half-octave steps below that; other methods may diverge above their
         theory's step, which the explorer then says.
         """
-        c = self.controls
-        if canonical(c["method"].value) != "is-asgd":
+        if canonical(params["method"]) != "is-asgd":
             return 256.0
         try:
-            p = cached_problem(kind, c["n"].value, d, c["split"].value, c["seed"].value)
-            cap = 1.0 / (p.L * theory.step_size(p, "is-asgd", c["m"].value, c["tau"].value))
+            p = cached_problem(kind, params["n"], d, params["split"], params["seed"])
+            cap = 1.0 / (p.L * theory.step_size(p, "is-asgd", params["m"], params["tau"]))
         except ValueError:  # no interpolation: the readout says why, the slider keeps its range
             return 256.0
         return 2.0 ** min(8.0, max(0.0, math.floor(2 * math.log2(cap) + 1e-9) / 2))
@@ -162,12 +163,8 @@ class ConvergenceExplorer(Explorer):
                 "step0": step0, "bound": bound}
 
     def _prefetch(self, params):
-        """The problem and both runs of a redraw at ``params`` (tau and m clamped as the controls would be)."""
-        params = dict(params)
-        params["m"] = min(params["m"], problem_d(params["problem"], params["d"]))
-        params["tau"] = min(params["tau"], params["m"])
+        """The problem and both runs of a redraw at ``params``."""
         self._compute(params)
-        return True
 
     def _update(self, art, params):
         ax1, ax2 = art["axes"]
@@ -300,8 +297,7 @@ class Playground(ConvergenceExplorer):
         super()._prefetch(params)
         kind = params["problem"]
         key = (kind, params["n"], problem_d(kind, params["d"]), params["split"], params["seed"])
-        predicted_curve(key, canonical(params["method"]), min(params["m"], key[2]), self.eps)
-        return True
+        predicted_curve(key, canonical(params["method"]), params["m"], self.eps)
 
     def _update(self, art, params):
         html = super()._update(art, params)

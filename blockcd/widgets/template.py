@@ -50,8 +50,6 @@ class TemplateExplorer(BlocksExplorer):
         return {"axes": (ax1, ax2), "bars": bars, "vals": vals, "dense": dense, "sparse": sparse,
                 "label": label}
 
-    computes_ahead = True
-
     def _runs(self, n, m, tau):
         """The problem, the run at tau and the dense run (tau = m)."""
         key = (self._kind, n, self._d, "contiguous", self._seed)
@@ -61,8 +59,7 @@ class TemplateExplorer(BlocksExplorer):
         return p, h, hd
 
     def _prefetch(self, params):
-        self._runs(params["n"], params["m"], min(params["tau"], params["m"]))
-        return True
+        self._runs(params["n"], params["m"], params["tau"])
 
     def _update(self, art, params):
         n, m, tau = params["n"], params["m"], params["tau"]

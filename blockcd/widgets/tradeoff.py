@@ -71,8 +71,6 @@ class TradeoffExplorer(BlocksExplorer):
     def _sweep(self, method, n, m):
         return tradeoff_sweep(method, self._kind, n, self._d, m, self._eps, self._scale, self._seed)
 
-    computes_ahead = True
-
     def _measured(self, method, n, m, tau):
         """The sweep over tau and the count at the chosen tau."""
         taus, K, ratio = self._sweep(method, n, m)
@@ -82,8 +80,7 @@ class TradeoffExplorer(BlocksExplorer):
                                              self._seed)
 
     def _prefetch(self, params):
-        self._measured(canonical(params["method"]), params["n"], params["m"], min(params["tau"], params["m"]))
-        return True
+        self._measured(canonical(params["method"]), params["n"], params["m"], params["tau"])
 
     def _update(self, art, params):
         method, n, m, tau = canonical(params["method"]), params["n"], params["m"], params["tau"]
