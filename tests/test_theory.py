@@ -341,6 +341,7 @@ def test_isaga_shared_step_is_theorem_2s_and_corollary_2s(het):
     assert g == theory.paper_step(p, "isaga-shared", m, tau)
     assert g / (tau / m) == pytest.approx(n / (5 * Ls), rel=1e-14)  # Corollary 2's step
     c, gp, theta = theory.isaga_shared_constants(p, m, tau, g)
+    assert gp == pytest.approx(n / (5 * Ls), rel=1e-14)  # the paper's step gamma_p = gamma / q
     assert c == pytest.approx(3 / n**2, rel=1e-12)
     assert theta == pytest.approx(min(p.mu / (5 * Ls), 1 / (3 * N)), rel=1e-12)
     assert theory.rate(p, "isaga-shared", m, tau) == pytest.approx(1 - theta, rel=1e-14)
