@@ -93,19 +93,17 @@ class ConvergenceExplorer(Explorer):
         return c
 
     def _limits(self, params):
-        kind = params["problem"]
-        d = problem_d(kind, params["d"])
-        yield "m", d
+        yield "m", problem_d(params["problem"], params["d"])
         yield "tau", params["m"]
-        yield "step_scale", math.log2(self._max_scale(params, kind, d))
+        yield "step_scale", math.log2(self._max_scale(params))
 
     def _link(self):
         if "d" in self.controls:
             self.controls["d"].disabled = self.params()["problem"] in ("breast cancer", "digits")
         super()._link()
 
-    @staticmethod
-    def _max_scale(params, kind, d) -> float:
+    @classmethod
+    def _max_scale(cls, params) -> float:
         """The largest step / theory on the slider: 256, or for IS-ASGD the multiple that reaches 1/L.
 
         IS-ASGD's momentum is defined for steps up to 1/L only (rho = 1/(eta L) >= 1,
@@ -116,7 +114,7 @@ class ConvergenceExplorer(Explorer):
         if canonical(params["method"]) != "is-asgd":
             return 256.0
         try:
-            p = cached_problem(kind, params["n"], d, params["split"], params["seed"])
+            p = cached_problem(*cls._problem_key(params))
             cap = 1.0 / (p.L * theory.step_size(p, "is-asgd", params["m"], params["tau"]))
         except ValueError:  # no interpolation: the readout says why, the slider keeps its range
             return 256.0
@@ -147,11 +145,16 @@ class ConvergenceExplorer(Explorer):
         no_minor_ticks(ax1, ax2)
         return art
 
+    @staticmethod
+    def _problem_key(params) -> tuple:
+        """The cache key of the problem the controls ``params`` choose (``cached_problem``)."""
+        kind = params["problem"]
+        return (kind, params["n"], problem_d(kind, params["d"]), params["split"], params["seed"])
+
     def _compute(self, params):
         """Runs and predictions for one setting; raises DivergenceError / ValueError."""
         method = canonical(params["method"])
-        kind = params["problem"]
-        key = (kind, params["n"], problem_d(kind, params["d"]), params["split"], params["seed"])
+        key = self._problem_key(params)
         p = cached_problem(*key)
         m, tau, iters, seed = params["m"], params["tau"], params["iters"], params["seed"]
         step0 = theory.step_size(p, method, m, tau)
@@ -293,11 +296,13 @@ class Playground(ConvergenceExplorer):
         art["ax3"] = ax3
         return art
 
+    def _predicted(self, params):
+        """The theorem's iteration count against tau for the controls ``params``."""
+        return predicted_curve(self._problem_key(params), canonical(params["method"]), params["m"], self.eps)
+
     def _prefetch(self, params):
         super()._prefetch(params)
-        kind = params["problem"]
-        key = (kind, params["n"], problem_d(kind, params["d"]), params["split"], params["seed"])
-        predicted_curve(key, canonical(params["method"]), params["m"], self.eps)
+        self._predicted(params)
 
     def _update(self, art, params):
         html = super()._update(art, params)
@@ -309,9 +314,7 @@ class Playground(ConvergenceExplorer):
             art["meas"].set_data([], [])
             return html
         method = canonical(params["method"])
-        kind = params["problem"]
-        key = (kind, n, problem_d(kind, params["d"]), params["split"], params["seed"])
-        taus, pred = predicted_curve(key, method, m, self.eps)
+        taus, pred = self._predicted(params)
         art["pred"].set_data(taus, pred)
         k = self.last["history"].iters_to(self.eps)
         st = plotting.style(method)
