@@ -18,7 +18,8 @@ reference the same rules run worker by worker, written to be read
 history   ``History`` and the recorder every engine shares
 theory    omega, expected smoothness, step sizes, predicted iterations
 experiments  seeded sweeps shared by the chapters and ``python -m blockcd reproduce``
-compare   top-k and shared rand-k compressors, for the fair comparison of chapter 3
+compressors  top-k and shared rand-k compressors (chapter 3), and the dense methods as n grows (chapter 2)
+comparison  ``compare_runs``: runs side by side, iterations and bytes to an accuracy, who wins
 network   round-time model and link/model presets (chapter 9)
 plotting  the book's figures, one colour and marker per method
 report    how a chapter prints a check: ``agree``, ``below``, ``table``
@@ -81,7 +82,7 @@ def requirement(*extras: str) -> str:
 
 # heavier modules (matplotlib, ipywidgets, mpi4py, torch) load on first use:
 # ``blockcd.widgets.show(...)`` works after a plain ``import blockcd``
-_LAZY = ("bench", "compare", "experiments", "mpi", "network", "plotting", "reproduce", "torch", "widgets")
+_LAZY = ("bench", "comparison", "compressors", "experiments", "mpi", "network", "plotting", "reproduce", "torch", "widgets")
 
 
 def __getattr__(name: str):

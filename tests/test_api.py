@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 INVENTORY = ROOT / "_build" / "html" / "objects.inv"
 MODULES = ["blockcd.blocks", "blockcd.problems", "blockcd.oracle", "blockcd.regularizers", "blockcd.rules", "blockcd.registry",
            "blockcd.methods", "blockcd.reference", "blockcd.history", "blockcd.theory", "blockcd.experiments",
-           "blockcd.compare", "blockcd.network", "blockcd.plotting", "blockcd.report", "blockcd.mpi", "blockcd.reproduce",
+           "blockcd.compressors", "blockcd.comparison", "blockcd.network", "blockcd.plotting", "blockcd.report", "blockcd.mpi", "blockcd.reproduce",
            "blockcd.bench", "blockcd.widgets", "blockcd.torch", "blockcd.torch.train", "blockcd.torch.measure"]
 
 if not INVENTORY.exists():
