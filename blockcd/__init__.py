@@ -16,6 +16,7 @@ registry  method names, aliases, rules and capabilities
 methods   the vectorised simulator ``run`` (all workers as arrays)
 reference the same rules run worker by worker, written to be read
 history   ``History`` and the recorder every engine shares
+asynchronous  asynchronous IS-SGD (``'is-sgd-async'``): the workers' speeds and the arrivals (chapter 12)
 theory    omega, expected smoothness, step sizes, predicted iterations
 experiments  seeded sweeps shared by the chapters and ``python -m blockcd reproduce``
 compressors  top-k and shared rand-k compressors (chapter 3), and the dense methods as n grows (chapter 2)
@@ -80,9 +81,11 @@ def requirement(*extras: str) -> str:
     name = f"blockcd[{','.join(extras)}]" if extras else "blockcd"
     return f"{name} @ git+{__url__}"
 
-# heavier modules (matplotlib, ipywidgets, mpi4py, torch) load on first use:
-# ``blockcd.widgets.show(...)`` works after a plain ``import blockcd``
-_LAZY = ("bench", "comparison", "compressors", "experiments", "mpi", "network", "plotting", "reproduce", "torch", "widgets")
+# the other public modules (some heavier: matplotlib, ipywidgets, mpi4py, torch) load on first
+# use (PEP 562): ``blockcd.widgets.show(...)`` works after a plain ``import blockcd``, which stays
+# fast; tests/test_optional.py checks that every public submodule is reachable so
+_LAZY = ("asynchronous", "bench", "comparison", "compressors", "experiments", "mpi", "network", "plotting",
+         "report", "reproduce", "torch", "widgets")
 
 
 def __getattr__(name: str):
@@ -91,3 +94,7 @@ def __getattr__(name: str):
 
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
