@@ -26,7 +26,7 @@ plotting  the book's figures, one colour and marker per method
 report    how a chapter prints a check: ``agree``, ``below``, ``table``
 widgets   the book's interactive explorers (``widgets.show(name)``)
 mpi       the same methods on MPI (``mpiexec -n K python -m blockcd.mpi``)
-torch     DDP communication hook (optional, ``pip install blockcd[torch]``; chapter 11)
+torch     DDP communication hook (optional, ``pip install -e ".[torch]"``; chapter 11)
 bench     performance benchmark (``python -m blockcd.bench``)
 
 Quick start::
@@ -72,14 +72,21 @@ def requirement(*extras: str) -> str:
     ``requirement("mpi")`` is ``"blockcd[mpi] @ git+https://github.com/blockcd/blockcd"``, the
     line a chapter's first cell installs where ``blockcd`` is missing (on Colab).  The extras are
     those of ``pyproject.toml``: ``"mpi"`` (mpi4py and the MPICH wheel, whose ``mpiexec`` pip puts
-    on the PATH, so chapter 10 needs nothing from apt) and ``"torch"`` (chapter 11).
+    on the PATH, so chapter 10 needs nothing from apt), ``"torch"`` (chapter 11) and
+    ``"widgets"`` (ipywidgets, for the explorers of :mod:`blockcd.widgets`).
     """
-    allowed = ("mpi", "torch")
     for e in extras:
-        if e not in allowed:
-            raise ValueError(f"extras must be among {allowed}, got {e!r}")
+        if e not in EXTRAS:
+            raise ValueError(f"extras must be among {EXTRAS}, got {e!r}")
     name = f"blockcd[{','.join(extras)}]" if extras else "blockcd"
     return f"{name} @ git+{__url__}"
+
+
+#: the optional extras of ``pyproject.toml``; the library alone (``pip install -e .``) needs
+#: numpy, scipy, matplotlib, scikit-learn and tqdm only
+EXTRAS = ("mpi", "torch", "widgets")
+#: the modules that need an extra: module -> (the package it needs, the extra that installs it)
+_NEEDS = {"widgets": ("ipywidgets", "widgets"), "torch": ("torch", "torch"), "mpi": ("mpi4py", "mpi")}
 
 # the other public modules (some heavier: matplotlib, ipywidgets, mpi4py, torch) load on first
 # use (PEP 562): ``blockcd.widgets.show(...)`` works after a plain ``import blockcd``, which stays
@@ -90,9 +97,16 @@ _LAZY = ("asynchronous", "bench", "comparison", "compressors", "experiments", "m
 
 def __getattr__(name: str):
     if name in _LAZY:
-        import importlib
+        import importlib.util
 
-        return importlib.import_module(f"{__name__}.{name}")
+        try:
+            return importlib.import_module(f"{__name__}.{name}")
+        except ImportError as exc:
+            package, extra = _NEEDS.get(name, (None, None))
+            if package is None or importlib.util.find_spec(package) is not None:
+                raise
+            raise ImportError(f"blockcd.{name} needs {package}, which the library alone does not install: from a "
+                              f"clone, pip install -e \".[{extra}]\" (or pip install {package})", name=package) from exc
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -47,3 +47,48 @@ def test_every_public_submodule_is_an_attribute_after_import_blockcd():
     for heavy in ("plotting", "widgets", "mpi", "torch", "comparison"):
         if heavy in names:
             assert heavy in lazy, f"import blockcd loaded blockcd.{heavy}"
+
+
+def test_the_library_alone_needs_five_packages_and_the_extras_are_the_librarys():
+    """``pip install -e .`` pulls numpy, scipy, matplotlib, scikit-learn and tqdm only; ipywidgets, mpi4py and
+    torch come with the extras that ``blockcd.requirement`` knows."""
+    import re
+    from pathlib import Path
+
+    tomllib = __import__("tomllib") if sys.version_info >= (3, 11) else None
+    if tomllib is None:
+        import pytest
+
+        pytest.skip("tomllib needs Python 3.11")
+    import blockcd
+
+    project = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"]
+    names = [re.match(r"[A-Za-z0-9_.-]+", dep).group(0).lower() for dep in project["dependencies"]]
+    assert names == ["numpy", "scipy", "matplotlib", "scikit-learn", "tqdm"]
+    extras = project["optional-dependencies"]
+    assert sorted(extras) == sorted(blockcd.EXTRAS)
+    assert any(dep.startswith("ipywidgets") for dep in extras["widgets"])
+
+
+def test_without_ipywidgets_blockcd_imports_and_widgets_name_the_extra():
+    """ipywidgets hidden (``sys.modules['ipywidgets'] = None`` makes its import fail, as when it is not
+    installed): ``import blockcd``, a run and a figure work; ``blockcd.widgets`` raises an ImportError
+    that names the [widgets] extra."""
+    code = (
+        "import sys; sys.modules['ipywidgets'] = None\n"
+        "import importlib.util; importlib.util.find_spec = (lambda f: lambda name, *a: None if name == 'ipywidgets'"
+        " else f(name, *a))(importlib.util.find_spec)\n"
+        "import matplotlib; matplotlib.use('Agg')\n"
+        "import blockcd\n"
+        "p = blockcd.problems.synthetic(2, 5, 4, seed=0)\n"
+        "h = blockcd.run(p, 'ibcd', m=4, tau=2, iters=3)\n"
+        "blockcd.plotting.convergence([h])\n"
+        "try:\n"
+        "    blockcd.widgets\n"
+        "except ImportError as e:\n"
+        "    print('ImportError:', e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "ImportError: blockcd.widgets needs ipywidgets" in out.stdout, out.stdout
+    assert 'pip install -e ".[widgets]"' in out.stdout, out.stdout
