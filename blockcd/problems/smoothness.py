@@ -115,9 +115,12 @@ class SmoothnessMixin:
             top = np.empty(self.n)
             for i in range(self.n):  # construction of a constant, not a hot path
                 Ai = self._A2[self.offsets[i] : self.offsets[i + 1]]
+                K_size = min(Ai.shape)
+                if K_size <= DENSE_LIMIT and Ai.nnz > SPARSE_DENSIFY * Ai.shape[0] * Ai.shape[1]:
+                    Ai = Ai.toarray()            # rows that full: BLAS, as in _hess_dense
                 K = (Ai @ Ai.T) if Ai.shape[0] <= self.d else (Ai.T @ Ai)
                 if K.shape[0] <= DENSE_LIMIT:
-                    top[i] = sla.eigh(K.toarray(), eigvals_only=True)[-1]
+                    top[i] = sla.eigh(K.toarray() if sp.issparse(K) else K, eigvals_only=True)[-1]
                 else:
                     top[i] = spla.eigsh(K, k=1, which="LA", return_eigenvectors=False)[0]
         return self._curv * np.maximum(top, 0.0) / self.sizes + self.lam + 2.0 * self.nonconvex
