@@ -187,8 +187,7 @@ class History:
             raise ValueError(f"{str(path)!r} is not a history file: expected {expected} ({exc})") from None
         if not isinstance(z, np.lib.npyio.NpzFile):  # a .npy file: the contents are wrong, not the argument
             raise ValueError(  # noqa: TRY004
-                f"{str(path)!r} is not a history file: it holds one array ({path.suffix} file); "
-                             f"expected {expected}")
+                f"{str(path)!r} is not a history file: it holds one array ({path.suffix} file); expected {expected}")
         with z:
             if "meta" not in z.files:
                 raise ValueError(f"{str(path)!r} is not a history file: the archive holds {sorted(z.files)} but no "

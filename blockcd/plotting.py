@@ -148,15 +148,14 @@ def convergence(histories: Sequence, ax=None, *, x: str = "iteration", y: str = 
         (:data:`X_AXES`).  Any other value raises a ValueError that lists these.
     y : str
         ``'dist2'`` (:math:`\|x^k - x^\star\|^2`), ``'gap'`` (:math:`f(x^k) - f^\star`) or
-        ``'grad2'`` (:math:`\|
-abla f(x^k)\|^2`, the record of a non-convex problem, which has no
+        ``'grad2'`` (:math:`\|\nabla f(x^k)\|^2`, the record of a non-convex problem, which has no
         :math:`x^\star`).
     labels : iterable of str, optional
         Legend entries, one per run.  By default each run is labelled by its method and its
-        :math:`	au` (:func:`run_label`), and also by its step when two runs share both.
+        :math:`\tau` (:func:`run_label`), and also by its step when two runs share both.
     keys : iterable of str, optional
         The :data:`STYLE` entry (colour and marker) of each run, e.g. ``["gd", "ibcd"]`` to draw a
-        run at :math:`	au = m` as dense gradient descent.  By default each run takes its method's
+        run at :math:`\tau = m` as dense gradient descent.  By default each run takes its method's
         style, and several runs of one method are told apart by :func:`shade` (one shade and one
         line style per run, dark to light in the order given).  With ``keys`` given, every run is
         drawn in exactly its key's style, as the book's figures are.
