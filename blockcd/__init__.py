@@ -86,7 +86,8 @@ def requirement(*extras: str) -> str:
 #: numpy, scipy, matplotlib, scikit-learn and tqdm only
 EXTRAS = ("mpi", "torch", "widgets")
 #: the modules that need an extra: module -> (the package it needs, the extra that installs it)
-_NEEDS = {"widgets": ("ipywidgets", "widgets"), "torch": ("torch", "torch"), "mpi": ("mpi4py", "mpi")}
+#: (blockcd.mpi imports without mpi4py: only its ranks need it, and say so)
+_NEEDS = {"widgets": ("ipywidgets", "widgets"), "torch": ("torch", "torch")}
 
 # the other public modules (some heavier: matplotlib, ipywidgets, mpi4py, torch) load on first
 # use (PEP 562): ``blockcd.widgets.show(...)`` works after a plain ``import blockcd``, which stays
