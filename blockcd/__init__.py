@@ -16,15 +16,17 @@ registry  method names, aliases, rules and capabilities
 methods   the vectorised simulator ``run`` (all workers as arrays)
 reference the same rules run worker by worker, written to be read
 history   ``History`` and the recorder every engine shares
+asynchronous  asynchronous IS-SGD (``'is-sgd-async'``): the workers' speeds and the arrivals (chapter 12)
 theory    omega, expected smoothness, step sizes, predicted iterations
 experiments  seeded sweeps shared by the chapters and ``python -m blockcd reproduce``
-compare   top-k and shared rand-k compressors, for the fair comparison of chapter 3
+compressors  top-k and shared rand-k compressors (chapter 3), and the dense methods as n grows (chapter 2)
+comparison  ``compare_runs``: runs side by side, iterations and bytes to an accuracy, who wins
 network   round-time model and link/model presets (chapter 9)
 plotting  the book's figures, one colour and marker per method
 report    how a chapter prints a check: ``agree``, ``below``, ``table``
 widgets   the book's interactive explorers (``widgets.show(name)``)
 mpi       the same methods on MPI (``mpiexec -n K python -m blockcd.mpi``)
-torch     DDP communication hook (optional, ``pip install blockcd[torch]``; chapter 11)
+torch     DDP communication hook (optional, ``pip install -e ".[torch]"``; chapter 11)
 bench     performance benchmark (``python -m blockcd.bench``)
 
 Quick start::
@@ -70,23 +72,44 @@ def requirement(*extras: str) -> str:
     ``requirement("mpi")`` is ``"blockcd[mpi] @ git+https://github.com/blockcd/blockcd"``, the
     line a chapter's first cell installs where ``blockcd`` is missing (on Colab).  The extras are
     those of ``pyproject.toml``: ``"mpi"`` (mpi4py and the MPICH wheel, whose ``mpiexec`` pip puts
-    on the PATH, so chapter 10 needs nothing from apt) and ``"torch"`` (chapter 11).
+    on the PATH, so chapter 10 needs nothing from apt), ``"torch"`` (chapter 11) and
+    ``"widgets"`` (ipywidgets, for the explorers of :mod:`blockcd.widgets`).
     """
-    allowed = ("mpi", "torch")
     for e in extras:
-        if e not in allowed:
-            raise ValueError(f"extras must be among {allowed}, got {e!r}")
+        if e not in EXTRAS:
+            raise ValueError(f"extras must be among {EXTRAS}, got {e!r}")
     name = f"blockcd[{','.join(extras)}]" if extras else "blockcd"
     return f"{name} @ git+{__url__}"
 
-# heavier modules (matplotlib, ipywidgets, mpi4py, torch) load on first use:
-# ``blockcd.widgets.show(...)`` works after a plain ``import blockcd``
-_LAZY = ("bench", "compare", "experiments", "mpi", "network", "plotting", "reproduce", "torch", "widgets")
+
+#: the optional extras of ``pyproject.toml``; the library alone (``pip install -e .``) needs
+#: numpy, scipy, matplotlib, scikit-learn and tqdm only
+EXTRAS = ("mpi", "torch", "widgets")
+#: the modules that need an extra: module -> (the package it needs, the extra that installs it)
+#: (blockcd.mpi imports without mpi4py: only its ranks need it, and say so)
+_NEEDS = {"widgets": ("ipywidgets", "widgets"), "torch": ("torch", "torch")}
+
+# the other public modules (some heavier: matplotlib, ipywidgets, mpi4py, torch) load on first
+# use (PEP 562): ``blockcd.widgets.show(...)`` works after a plain ``import blockcd``, which stays
+# fast; tests/test_optional.py checks that every public submodule is reachable so
+_LAZY = ("asynchronous", "bench", "comparison", "compressors", "experiments", "mpi", "network", "plotting",
+         "report", "reproduce", "torch", "widgets")
 
 
 def __getattr__(name: str):
     if name in _LAZY:
-        import importlib
+        import importlib.util
 
-        return importlib.import_module(f"{__name__}.{name}")
+        try:
+            return importlib.import_module(f"{__name__}.{name}")
+        except ImportError as exc:
+            package, extra = _NEEDS.get(name, (None, None))
+            if package is None or importlib.util.find_spec(package) is not None:
+                raise
+            raise ImportError(f"blockcd.{name} needs {package}, which the library alone does not install: from a "
+                              f"clone, pip install -e \".[{extra}]\" (or pip install {package})", name=package) from exc
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

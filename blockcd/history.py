@@ -78,6 +78,17 @@ class History:
         The last iterate.
     method, n, d, m, tau, seed, sampling, batch
         The run's arguments.
+    problem : dict or None
+        What the run was on (:func:`describe_problem`): the problem's name (its data), loss,
+        N, n, d, lam, split, regulariser and non-convex weight.  None in a history written before
+        it was recorded.
+    iters_asked : int or None
+        The iterations asked for (``iters=``); :attr:`iters` is fewer when ``until`` stopped the run.
+    version : str or None
+        The version of blockcd that made the run (:func:`library_version`).
+
+    Two histories are equal (``==``) when every field is: the scalars equal, the arrays of the same
+    shape and dtype with the same entries bit for bit (NaN equal to NaN at the same place).
     """
 
     method: str
@@ -104,6 +115,18 @@ class History:
     times: np.ndarray | None = field(repr=False, default=None)
     grad2: np.ndarray | None = field(repr=False, default=None)
     nu2: np.ndarray | None = field(repr=False, default=None)
+    problem: dict | None = field(repr=False, default=None)
+    iters_asked: int | None = field(repr=False, default=None)
+    version: str | None = field(repr=False, default=None)
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, History):
+            return NotImplemented
+        if any(getattr(self, k) != getattr(other, k) for k in self._SCALARS):
+            return False
+        return all(_same_array(getattr(self, k), getattr(other, k)) for k in self._ARRAYS)
+
+    __hash__ = None
 
     @property
     def iters(self) -> int:
@@ -121,21 +144,118 @@ class History:
 
     _ARRAYS = ("dist2", "gap", "blocks_up", "bytes_up", "bytes_down", "x", "bytes_up_workers", "steps", "gap_avg",
                "x_avg", "arrivals", "delays", "times", "grad2", "nu2")
-    _SCALARS = ("method", "n", "d", "m", "tau", "step", "seed", "sampling", "batch")
+    _SCALARS = ("method", "n", "d", "m", "tau", "step", "seed", "sampling", "batch", "problem", "iters_asked",
+                "version")
+    #: the fields a history file must hold (those of every version of :meth:`save`)
+    _REQUIRED = ("method", "n", "d", "m", "tau", "step", "seed", "sampling", "batch")
 
-    def save(self, path) -> None:
-        """Write to ``.npz`` (arrays plus a JSON header; no pickle)."""
+    def save(self, path) -> Path:
+        """Write to ``.npz`` (the arrays plus a JSON header ``meta``; no pickle).
+
+        ``path`` gets the suffix ``.npz`` if it has none (as :func:`numpy.savez` adds it), and
+        :meth:`load` accepts the same ``path``: ``h.save("out/x")`` writes ``out/x.npz`` and
+        ``History.load("out/x")`` reads it.  Returns the path written.
+        """
+        path = _npz_path(path)
         meta = json.dumps({k: getattr(self, k) for k in self._SCALARS})
         arrays = {k: getattr(self, k) for k in self._ARRAYS if getattr(self, k) is not None}
         np.savez(path, meta=np.array(meta), **arrays)
+        return path
 
     @classmethod
     def load(cls, path) -> History:
-        """Read a history written by :meth:`save` (``allow_pickle=False``)."""
-        with np.load(Path(path), allow_pickle=False) as z:
-            meta = json.loads(str(z["meta"]))
-            arrays = {k: z[k] for k in cls._ARRAYS if k in z}
+        """Read a history written by :meth:`save` (``allow_pickle=False``).
+
+        ``path`` as given to :meth:`save`: without a suffix, ``path + '.npz'`` is read.  A file that
+        is not a history (no ``.npz`` archive, or one without the JSON header ``meta`` that
+        :meth:`save` writes) raises a ValueError naming the file and what was expected; a missing
+        file, a FileNotFoundError naming it.
+        """
+        path = Path(path)
+        if not path.exists() and path.suffix != ".npz" and _npz_path(path).exists():
+            path = _npz_path(path)
+        if not path.exists():
+            raise FileNotFoundError(f"no history file {str(path)!r}" + (
+                "" if path.suffix == ".npz" else f" (nor {str(_npz_path(path))!r})"))
+        expected = "an .npz archive written by History.save (arrays and a JSON header 'meta')"
+        try:
+            z = np.load(path, allow_pickle=False)
+        except ValueError as exc:
+            raise ValueError(f"{str(path)!r} is not a history file: expected {expected}; numpy could not "
+                             f"read it without pickle ({exc})") from None
+        except (OSError, EOFError) as exc:
+            raise ValueError(f"{str(path)!r} is not a history file: expected {expected} ({exc})") from None
+        if not isinstance(z, np.lib.npyio.NpzFile):  # a .npy file: the contents are wrong, not the argument
+            raise ValueError(  # noqa: TRY004
+                f"{str(path)!r} is not a history file: it holds one array ({path.suffix} file); expected {expected}")
+        with z:
+            if "meta" not in z.files:
+                raise ValueError(f"{str(path)!r} is not a history file: the archive holds {sorted(z.files)} but no "
+                                 f"'meta'; expected {expected}")
+            try:
+                meta = json.loads(str(z["meta"]))
+            except ValueError as exc:
+                raise ValueError(f"{str(path)!r} is not a history file: its 'meta' is not the JSON header "
+                                 f"History.save writes ({exc})") from None
+            if not isinstance(meta, dict) or any(k not in meta for k in cls._REQUIRED):
+                raise ValueError(f"{str(path)!r} is not a history file: its 'meta' lacks the fields "
+                                 f"{[k for k in cls._REQUIRED if not isinstance(meta, dict) or k not in meta]}")
+            missing = [k for k in ("dist2", "gap", "blocks_up", "bytes_up", "bytes_down", "x") if k not in z.files]
+            if missing:
+                raise ValueError(f"{str(path)!r} is not a complete history file: it lacks the arrays {missing}")
+            arrays = {k: z[k] for k in cls._ARRAYS if k in z.files}
+        meta = {k: v for k, v in meta.items() if k in cls._SCALARS}
         return cls(**meta, **arrays)
+
+
+def _npz_path(path) -> Path:
+    path = Path(path)
+    return path if path.suffix == ".npz" else path.with_name(path.name + ".npz")
+
+
+def _same_array(a, b) -> bool:
+    """Exactly equal: both None, or the same shape, dtype and entries (NaN equal to NaN in place)."""
+    if a is None or b is None:
+        return a is None and b is None
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if np.issubdtype(a.dtype, np.inexact):
+        return bool(np.array_equal(a, b, equal_nan=True))
+    return bool(np.array_equal(a, b))
+
+
+def library_version() -> str | None:
+    """The version of blockcd: ``blockcd.__version__`` if it is set, else the installed package's
+    metadata version, else None."""
+    import blockcd
+
+    v = getattr(blockcd, "__version__", None)
+    if v:
+        return str(v)
+    try:
+        from importlib.metadata import PackageNotFoundError, version
+    except ImportError:  # pragma: no cover
+        return None
+    try:
+        return version("blockcd")
+    except PackageNotFoundError:
+        return None
+
+
+def describe_problem(problem) -> dict:
+    """What a History records of the problem it ran on: a dict of plain values (JSON).
+
+    Keys: ``name`` (the data: the builder's or the user's name), ``loss``, ``N`` (rows), ``n``
+    (workers), ``d``, ``lam`` (the ridge term lambda), ``split``, ``sparse`` (a CSR matrix),
+    ``reg`` (the regulariser R, as its repr, or None) and ``nonconvex`` (the weight w, 0: convex).
+    """
+    get = lambda name, kind: None if getattr(problem, name, None) is None else kind(getattr(problem, name))
+    reg = getattr(problem, "reg", None)
+    return {"name": get("name", str), "loss": get("loss", str), "N": get("N", int), "n": get("n", int),
+            "d": get("d", int), "lam": get("lam", float), "split": get("split", str),
+            "sparse": get("sparse", bool), "reg": None if reg is None else repr(reg),
+            "nonconvex": get("nonconvex", float)}
 
 
 class Recorder:
@@ -303,4 +423,5 @@ class Recorder:
             x_avg=None if self.x_avg is None else self.x_avg.copy(),
             grad2=None if self.grad2 is None else self.grad2[: it + 1].copy(),
             nu2=None if self.nu2 is None else self.nu2[: it + 1].copy(),
+            problem=describe_problem(self.p), iters_asked=len(self.dist2) - 1, version=library_version(),
         )

@@ -6,6 +6,9 @@ everywhere: :data:`STYLE` fixes colour, marker and label per method, and
 (``lw=2``, grid, no top and right spines; lowercase labels and no titles:
 captions come from the notebook cell's metadata).  Nothing here
 runs a method; pass :class:`~blockcd.History` objects or arrays.
+:func:`convergence` draws a researcher's runs side by side: several runs of one
+method (several tau) in shades of its colour, each labelled with its tau, against
+iterations, blocks or bytes, and each curve ends where its error reaches zero.
 :func:`selection_grid` draws the block choices of
 :class:`~blockcd.blocks.BlockSampler` themselves, the idea of chapters 1 and 3.
 """
@@ -94,21 +97,124 @@ def _ax(ax):
     return ax
 
 
+#: the x axes :func:`convergence` draws against, with the History field each reads; the History
+#: field names themselves (``"blocks_up"``, ``"bytes_up"``, ``"bytes_down"``) are accepted too
+X_AXES = {
+    "iteration": (None, "iteration k"),
+    "blocks": ("blocks_up", "blocks sent per worker"),
+    "bytes": ("bytes_up", "bytes sent per worker"),
+    "bytes_down": ("bytes_down", "bytes received per worker"),
+}
+_X_ALIASES = {"iterations": "iteration", "blocks_up": "blocks", "bytes_up": "bytes"}
+#: the error curves :func:`convergence` draws, with the History field each reads
+Y_VALUES = ("dist2", "gap", "grad2")
+
+
+def _x_axis(x) -> str:
+    if not isinstance(x, str):
+        raise TypeError(f"x must be a string, got {type(x).__name__}")
+    name = _X_ALIASES.get(x, x)
+    if name not in X_AXES:
+        choices = sorted(set(X_AXES) | set(_X_ALIASES))
+        raise ValueError(f"x must be one of {tuple(choices)} (the History fields blocks_up, bytes_up and "
+                         f"bytes_down, or their short names), got {x!r}")
+    return name
+
+
+def run_label(h, *, step: bool = False) -> str:
+    """A run's legend entry: the method's label and its tau, e.g. ``"IBCD, τ = 4"`` (``step=True``
+    adds the step size, ``"IBCD, τ = 4, γ = 0.012"``, to tell apart runs that differ only there)."""
+    name = STYLE.get(h.method, {}).get("label", h.method)
+    text = f"{name}, τ = {h.tau}"
+    return f"{text}, γ = {h.step:.3g}" if step else text
+
+
 def convergence(histories: Sequence, ax=None, *, x: str = "iteration", y: str = "dist2",
                 labels: Iterable[str] | None = None, keys: Iterable[str] | None = None,
-                relative: bool = True, markevery: int | None = None, **kw):
-    """Error against iterations (``x='iteration'``) or blocks / bytes sent up.
+                relative: bool = True, markevery: int | None = None, floor: float = 0.0, **kw):
+    r"""Error against iterations, or blocks or bytes sent, one curve per run.
 
-    ``y`` is ``'dist2'`` (||x - x*||^2), ``'gap'`` (f - f*) or ``'grad2'`` (||grad f(x^k)||^2, the
-    record of a non-convex problem, which has no x*); with ``relative=True`` the curve is divided by
-    its value at x0.
+    Parameters
+    ----------
+    histories : sequence of History
+        The runs, e.g. ``[blockcd.run(p, "ibcd", m=40, tau=t, iters=500) for t in (4, 40)]``.
+    ax : matplotlib Axes, optional
+        Drawn into; a new figure with the book's defaults (:func:`setup`) when None.
+    x : str
+        ``'iteration'`` (the default), ``'blocks'`` (cumulative blocks sent per worker,
+        ``History.blocks_up``), ``'bytes'`` (bytes sent up per worker, ``History.bytes_up``) or
+        ``'bytes_down'`` (the iterate the master sends, ``History.bytes_down``); the field names
+        ``'blocks_up'`` and ``'bytes_up'`` are accepted for ``'blocks'`` and ``'bytes'``
+        (:data:`X_AXES`).  Any other value raises a ValueError that lists these.
+    y : str
+        ``'dist2'`` (:math:`\|x^k - x^\star\|^2`), ``'gap'`` (:math:`f(x^k) - f^\star`) or
+        ``'grad2'`` (:math:`\|\nabla f(x^k)\|^2`, the record of a non-convex problem, which has no
+        :math:`x^\star`).
+    labels : iterable of str, optional
+        Legend entries, one per run.  By default each run is labelled by its method and its
+        :math:`\tau` (:func:`run_label`), and also by its step when two runs share both.
+    keys : iterable of str, optional
+        The :data:`STYLE` entry (colour and marker) of each run, e.g. ``["gd", "ibcd"]`` to draw a
+        run at :math:`\tau = m` as dense gradient descent.  By default each run takes its method's
+        style, and several runs of one method are told apart by :func:`shade` (one shade and one
+        line style per run, dark to light in the order given).  With ``keys`` given, every run is
+        drawn in exactly its key's style, as the book's figures are.
+    relative : bool
+        Divide each curve by its value at :math:`x^0` (the y label says so).
+    markevery : int, optional
+        Marker spacing (default: about 8 markers per curve).
+    floor : float
+        A curve stops at its first entry at or below ``floor`` (after the division when
+        ``relative``), so a run that reached zero, or round-off, ends where it did instead of
+        plunging off the log axis.  The default 0 stops at an exact zero or a negative value: a
+        gap :math:`f(x^k) - f^\star` is computed to about :math:`10^{-16}|f^\star|` and turns
+        negative at round-off, which is where a converged run then ends.  Pass e.g.
+        ``floor=1e-15`` to stop at a stated round-off level.
+    **kw
+        Passed to ``ax.semilogy`` for every curve (e.g. ``lw=1``).
+
+    Returns
+    -------
+    matplotlib Axes
+        With ``ax.convergence_ends``: for each run the index of the last entry drawn.
     """
+    if isinstance(histories, (str, bytes)) or not isinstance(histories, Sequence) or not histories:
+        raise TypeError("histories must be a non-empty list of History objects")
+    from .history import History
+
+    for i, h in enumerate(histories):
+        if not isinstance(h, History):
+            raise TypeError(f"histories[{i}] must be a History, got {type(h).__name__}")
+    x = _x_axis(x)
+    if y not in Y_VALUES:
+        raise ValueError(f"y must be one of {Y_VALUES}, got {y!r}")
+    floor = float(floor)
+    if not np.isfinite(floor) or floor < 0:
+        raise ValueError(f"floor must be a finite number >= 0, got {floor}")
+    k = len(histories)
+    if labels is not None:
+        labels = list(labels)
+        if len(labels) != k:
+            raise ValueError(f"labels must have one entry per history ({k}), got {len(labels)}")
+    if keys is not None:
+        keys = list(keys)
+        if len(keys) != k:
+            raise ValueError(f"keys must have one entry per history ({k}), got {len(keys)}")
+        styles = [style(key, **kw) for key in keys]
+    else:
+        methods = [h.method for h in histories]
+        styles = []
+        for i, h in enumerate(histories):
+            same = [j for j, mth in enumerate(methods) if mth == h.method]
+            styles.append(shade(h.method, same.index(i), len(same), **kw) if len(same) > 1 else style(h.method, **kw))
+    if labels is None and keys is None:
+        pairs = [(h.method, h.tau) for h in histories]
+        labels = [run_label(h, step=pairs.count((h.method, h.tau)) > 1) for h in histories]
+    elif labels is None:
+        labels = [None] * k
     ax = _ax(ax)
-    labels = list(labels) if labels is not None else [None] * len(histories)
-    keys = list(keys) if keys is not None else [h.method for h in histories]
-    if y not in ("dist2", "gap", "grad2"):
-        raise ValueError(f"y must be one of ('dist2', 'gap', 'grad2'), got {y!r}")
-    for h, lab, key in zip(histories, labels, keys):
+    ends = []
+    for h, lab, st in zip(histories, labels, styles):
         if y != "grad2" and h.grad2 is not None:
             raise ValueError(f"y = {y!r} needs x*, and a history of a non-convex problem has none: use y='grad2'")
         if y == "grad2" and h.grad2 is None:
@@ -116,18 +222,21 @@ def convergence(histories: Sequence, ax=None, *, x: str = "iteration", y: str = 
         vals = np.asarray(getattr(h, y), dtype=float)
         if relative:
             vals = vals / vals[0]
-        xs = {"iteration": np.arange(vals.size), "blocks": h.blocks_up, "bytes": h.bytes_up}[x]
-        st = style(key, **kw)
+        field_name = X_AXES[x][0]
+        xs = np.arange(vals.size) if field_name is None else np.asarray(getattr(h, field_name), dtype=float)
+        low = np.flatnonzero(~(vals > floor))   # at or below the floor, or NaN
+        end = int(low[0]) if low.size else vals.size
+        ends.append(end - 1)
         if lab is not None:
             st["label"] = lab
         st.setdefault("markevery", markevery or max(1, vals.size // 8))
-        ax.semilogy(xs, np.maximum(vals, 1e-300), **st)
-    ax.set_xlabel({"iteration": "iteration k", "blocks": "blocks sent per worker",
-                   "bytes": "bytes sent per worker"}[x])
+        ax.semilogy(xs[:end], vals[:end], **st)
+    ax.set_xlabel(X_AXES[x][1])
     ax.set_ylabel({"dist2": r"$\|x^k - x^\star\|^2 / \|x^0 - x^\star\|^2$" if relative else r"$\|x^k - x^\star\|^2$",
                    "gap": r"$(f(x^k) - f^\star) / (f(x^0) - f^\star)$" if relative else r"$f(x^k) - f^\star$",
                    "grad2": r"$\|\nabla f(x^k)\|^2 / \|\nabla f(x^0)\|^2$" if relative else r"$\|\nabla f(x^k)\|^2$",
                    }[y])
+    ax.convergence_ends = ends
     return ax
 
 

@@ -113,7 +113,7 @@ def interp_het():
 
 # ------------------------------------------------------------------ chapters with an optional dependency
 #: notebook -> (module it needs, environment variable that makes it required, install command)
-OPTIONAL_NOTEBOOKS = {"11_ddp.ipynb": ("torch", "BLOCKCD_REQUIRE_TORCH", "pip install blockcd[torch]")}
+OPTIONAL_NOTEBOOKS = {"11_ddp.ipynb": ("torch", "BLOCKCD_REQUIRE_TORCH", 'pip install -e ".[torch]"')}
 
 
 def pytest_collection_modifyitems(config, items):

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 INVENTORY = ROOT / "_build" / "html" / "objects.inv"
 MODULES = ["blockcd.blocks", "blockcd.problems", "blockcd.oracle", "blockcd.regularizers", "blockcd.rules", "blockcd.registry",
            "blockcd.methods", "blockcd.reference", "blockcd.history", "blockcd.theory", "blockcd.experiments",
-           "blockcd.compare", "blockcd.network", "blockcd.plotting", "blockcd.report", "blockcd.mpi", "blockcd.reproduce",
+           "blockcd.compressors", "blockcd.comparison", "blockcd.network", "blockcd.plotting", "blockcd.report", "blockcd.mpi", "blockcd.reproduce",
            "blockcd.bench", "blockcd.widgets", "blockcd.torch", "blockcd.torch.train", "blockcd.torch.measure"]
 
 if not INVENTORY.exists():
@@ -43,7 +43,7 @@ def public_names(module_name: str):
     and of their public methods and properties (with those of the mixins a class is built from: its
     blockcd bases that are not public names of the module)."""
     if module_name.startswith("blockcd.torch"):
-        pytest.importorskip("torch", reason="blockcd.torch needs torch (pip install blockcd[torch])")
+        pytest.importorskip("torch", reason='blockcd.torch needs torch (pip install -e ".[torch]")')
     mod = importlib.import_module(module_name)
     exported = getattr(mod, "__all__", None)
     names = exported or [n for n in vars(mod) if not n.startswith("_")]

@@ -451,3 +451,56 @@ def test_load_measurements_rejects_simulator_history(tmp_path):
     h.save(tmp_path / "sim.npz")
     with pytest.raises(ValueError, match="holds no MPI measurements"):
         mpi.load_measurements(tmp_path / "sim.npz")
+
+
+@pytest.mark.parametrize("suffix, sparse, ranks", [(".npz", False, 2), (".npz", True, 3), (".npy", False, 2)])
+def test_your_own_arrays_saved_with_one_call(tmp_path, suffix, sparse, ranks):
+    """--problem arrays: A and b saved by blockcd.problems.save_arrays (dense or CSR .npz, or .npy), the
+    master reading every row and each worker only its own; the same iterates as the simulator."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(4)
+    A = rng.standard_normal((80, 15))
+    if sparse:
+        A = sp.csr_matrix(A * (rng.random((80, 15)) < 0.4))
+    b = rng.standard_normal(80)
+    path = blockcd.problems.save_arrays(tmp_path / f"data{suffix}", A, b)
+    case = {"problem": "arrays", "path": str(path), "lam": 0.1, "split": "iid", "data_seed": 2,
+            "method": "ibcd", "m": 5, "tau": 2, "iters": 25, "seed": 3}
+    out = tmp_path / "h.npz"
+    proc = mpi.launch(ranks, wait=GUARD, check=False, out=out, quiet=True, **case)
+    assert proc.returncode == 0, proc.stderr
+    problem = mpi.build_problem("arrays", ranks - 1, path=str(path), lam=0.1, split="iid", data_seed=2)
+    assert problem.sparse == sparse and problem.N == 80 and problem.d == 15
+    h = blockcd.History.load(out)
+    assert h.problem["name"] == path.name and h.problem["lam"] == 0.1
+    _assert_same(h, _simulate(problem, case), problem)
+
+
+def test_arrays_errors_name_the_file(tmp_path):
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, a=np.ones(3))
+    proc = mpi.launch(2, wait=GUARD, check=False, problem="arrays", path=str(bad), method="ibcd", m=2, tau=1,
+                      iters=2)
+    assert proc.returncode == mpi.EXIT_USAGE, proc.stderr
+    assert str(bad) in proc.stderr and "save_arrays" in proc.stderr, proc.stderr
+    with pytest.raises(ValueError, match="needs --path"):
+        mpi.build_problem("arrays", 2)
+    with pytest.raises(ValueError, match="--n-features does not apply to --problem arrays"):
+        mpi.build_problem("arrays", 2, path=str(bad), n_features=3)
+
+
+def test_a_long_setup_step_says_so_and_a_quick_one_does_not(capsys):
+    import time
+
+    from blockcd.mpi.cli import progress
+
+    with progress("computing x*", after=0.05):
+        time.sleep(0.3)
+    err = capsys.readouterr().err
+    assert "blockcd.mpi: computing x* ..." in err and re.search(r"computing x\*: done in \d+\.\d s", err), err
+    with progress("reading a small file", after=5.0):
+        pass
+    with progress("quiet", show=False, after=0.0):
+        time.sleep(0.05)
+    assert capsys.readouterr().err == ""

@@ -117,3 +117,73 @@ def test_bad_arguments_raise_naming_the_parameter(kwargs, exc, match):
     with pytest.raises(exc, match=match):
         plotting.selection_grid(args.pop("n"), args.pop("m"), args.pop("tau"), **args)
     assert plt.get_fignums() == before   # no half-drawn figure left behind
+
+
+# --- convergence: a researcher's runs told apart, errors that reach zero, the x axes by name ---
+
+@pytest.fixture(scope="module")
+def two_taus():
+    import blockcd
+
+    p = blockcd.problems.synthetic(4, 20, 12, interpolating=True, cond=5, seed=0)
+    return [blockcd.run(p, "ibcd", m=12, tau=t, iters=400, seed=0) for t in (3, 12)]
+
+
+def test_runs_of_one_method_at_several_tau_are_told_apart_and_labelled(two_taus):
+    ax = plotting.convergence(two_taus)
+    try:
+        a, b = ax.lines
+        assert a.get_label() == "IBCD, τ = 3" and b.get_label() == "IBCD, τ = 12"
+        assert a.get_color() != b.get_color() and a.get_linestyle() != b.get_linestyle()
+        # explicit keys keep the book's figures: every run in exactly its key's colour
+        ax2 = plotting.convergence(two_taus, keys=["ibcd", "ibcd"])
+        assert {line.get_color() for line in ax2.lines} == {plotting.STYLE["ibcd"]["color"]}
+    finally:
+        plt.close("all")
+
+
+def test_a_converged_gap_ends_at_its_first_entry_at_or_below_zero(two_taus):
+    h = two_taus[1]
+    nonpos = np.flatnonzero(h.gap <= 0)
+    assert nonpos.size, "this run should reach round-off (f - f* <= 0) within 400 iterations"
+    ax = plotting.convergence([h], y="gap")
+    try:
+        ydata = ax.lines[0].get_ydata()
+        assert ax.convergence_ends == [nonpos[0] - 1]
+        assert len(ydata) == nonpos[0] and np.all(ydata > 0)
+        # a stated round-off level: the curve ends at the first entry at or below it
+        ax = plotting.convergence([h], y="gap", floor=1e-12)
+        first = np.flatnonzero(h.gap / h.gap[0] <= 1e-12)[0]
+        assert len(ax.lines[0].get_ydata()) == first and ax.get_ylim()[0] > 1e-20
+    finally:
+        plt.close("all")
+
+
+@pytest.mark.parametrize("x, field", [("blocks", "blocks_up"), ("blocks_up", "blocks_up"), ("bytes", "bytes_up"),
+                                      ("bytes_up", "bytes_up"), ("bytes_down", "bytes_down")])
+def test_x_by_name_or_history_field(two_taus, x, field):
+    ax = plotting.convergence(two_taus[:1], x=x)
+    try:
+        h = two_taus[0]
+        assert np.array_equal(ax.lines[0].get_xdata(), getattr(h, field)[: len(ax.lines[0].get_xdata())])
+    finally:
+        plt.close("all")
+
+
+@pytest.mark.parametrize("kwargs, error, words", [
+    ({"x": "byte"}, ValueError, ["x must be one of", "bytes_up", "iteration"]),
+    ({"x": 3}, TypeError, ["x must be a string"]),
+    ({"y": "loss"}, ValueError, ["y must be one of", "gap"]),
+    ({"floor": -1}, ValueError, ["floor"]),
+    ({"keys": ["ibcd"]}, ValueError, ["keys", "one entry per history"]),
+    ({"labels": ["a", "b", "c"]}, ValueError, ["labels"]),
+])
+def test_convergence_names_the_wrong_argument(two_taus, kwargs, error, words):
+    with pytest.raises(error) as e:
+        plotting.convergence(two_taus, **kwargs)
+    for w in words:
+        assert w in str(e.value)
+    with pytest.raises(TypeError, match="histories"):
+        plotting.convergence([np.ones(3)])
+    with pytest.raises(TypeError, match="histories"):
+        plotting.convergence([])

@@ -15,8 +15,18 @@ import blockcd
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
-# what each chapter's install must bring: chapter 10 runs mpiexec, chapter 11 trains with torch
+# what each chapter's install must bring: chapter 10 runs mpiexec, chapter 11 trains with torch,
+# a chapter with an explorer (blockcd.widgets) needs ipywidgets, the [widgets] extra
 EXTRAS = {"11_ddp": ("torch",)}
+
+
+def extras(path: Path) -> tuple:
+    if path.stem in EXTRAS:
+        return EXTRAS[path.stem]
+    nb = json.loads(path.read_text())
+    later = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
+    later = later[len(first_code_cell(path)):]
+    return ("mpi", "widgets") if re.search(r"\bwidgets\b", later) else ("mpi",)
 
 
 def first_code_cell(path: Path) -> str:
@@ -27,6 +37,7 @@ def first_code_cell(path: Path) -> str:
 def test_requirement():
     assert blockcd.requirement() == f"blockcd @ git+{blockcd.__url__}"
     assert blockcd.requirement("mpi", "torch") == f"blockcd[mpi,torch] @ git+{blockcd.__url__}"
+    assert blockcd.requirement("mpi", "widgets") == f"blockcd[mpi,widgets] @ git+{blockcd.__url__}"
     with pytest.raises(ValueError, match="extras"):
         blockcd.requirement("gpu")
 
@@ -46,7 +57,7 @@ def test_intro_clones_the_library_repository():
 def test_first_cell_installs_the_library_with_its_extras(path):
     cell = first_code_cell(path)
     assert "import blockcd" in cell
-    wanted = blockcd.requirement(*EXTRAS.get(path.stem, ("mpi",)))
+    wanted = blockcd.requirement(*extras(path))
     found = re.findall(r'"(blockcd[^"]* @ git\+[^"]+)"', cell)
     assert found == [wanted], f"{path.name}: the first cell installs {found}, the library says {wanted!r}"
 

@@ -1,6 +1,6 @@
 """blockcd.torch: the DDP hook against the library's sparsifier, its statistics, its bytes and its failures.
 
-Skipped without torch (``pip install blockcd[torch]``), except when
+Skipped without torch (``pip install -e ".[torch]"``), except when
 ``BLOCKCD_REQUIRE_TORCH=1`` (set by ``.ci/run``), where a missing torch fails.
 Every job runs in Gloo processes on 127.0.0.1 started by
 :func:`blockcd.torch.spawn`, which stops them all when the job ends, fails or
@@ -22,7 +22,7 @@ from conftest import assert_mc, mean_se
 if os.environ.get("BLOCKCD_REQUIRE_TORCH") == "1":
     import torch
 else:
-    pytest.importorskip("torch", reason="torch is not installed (pip install blockcd[torch])")
+    pytest.importorskip("torch", reason='torch is not installed (pip install -e ".[torch]")')
 
 import torch
 import torch.distributed as dist

@@ -10,7 +10,11 @@ The message formats are :mod:`blockcd.mpi.wire`; the rank programs
 
 import argparse
 import math
+import sys
+import threading
+import time
 from collections.abc import Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,7 +34,11 @@ PROBLEMS = {
     "breast-cancer": ("lam", "split", "data_seed", "reg", "nonconvex"),
     "digits": ("lam", "split", "data_seed", "reg", "nonconvex"),
     "libsvm": ("path", "loss", "lam", "split", "data_seed", "n_features", "reg", "nonconvex"),
+    # your own arrays, saved by blockcd.problems.save_arrays: each worker rank reads only its rows
+    "arrays": ("path", "loss", "lam", "split", "data_seed", "reg"),
 }
+#: a set-up step still running after this many seconds says so on standard error (and its time when done)
+PROGRESS_AFTER = 3.0
 #: exit status of invalid arguments (as argparse) and of a failed or stalled job
 EXIT_USAGE = 2
 EXIT_FAILED = 1
@@ -43,11 +51,39 @@ class UsageError(ValueError):
 
 
 # ---------------------------------------------------------------- problems
-def build_problem(name: str, n_workers: int, **options: Any) -> _problems.Problem:
+@contextmanager
+def progress(what: str, show: bool = True, after: float | None = None):
+    """Say on standard error that the set-up step ``what`` is still running once it has taken
+    ``after`` seconds (default :data:`PROGRESS_AFTER`), and how long it took when it ends; a
+    quicker step prints nothing.  ``show=False`` prints nothing at all."""
+    after = PROGRESS_AFTER if after is None else after
+    if not show:
+        yield
+        return
+    t0 = time.perf_counter()
+    fired = threading.Event()
+
+    def say():
+        fired.set()
+        print(f"blockcd.mpi: {what} ...", file=sys.stderr, flush=True)
+
+    timer = threading.Timer(after, say)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        if fired.is_set():
+            print(f"blockcd.mpi: {what}: done in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
+
+
+def build_problem(name: str, n_workers: int, *, worker: int | None = None, **options: Any) -> _problems.Problem:
     """Build the problem a ``blockcd.mpi`` job runs on, as every rank does.
 
     ``name`` is one of ``PROBLEMS`` (``'synthetic'``, ``'breast-cancer'``,
-    ``'digits'``, ``'libsvm'``); ``options`` are that builder's keyword
+    ``'digits'``, ``'libsvm'``, ``'arrays'``: a file of
+    :func:`blockcd.problems.save_arrays` at ``path``, ridge by default); ``options`` are that builder's keyword
     arguments, with ``data_seed`` for its ``seed`` (the run's ``seed`` drives
     the block choices, as in :func:`blockcd.run`).  Options left at ``None``
     take the builder's default.  Use it to build, in a notebook or a test, the
@@ -56,6 +92,9 @@ def build_problem(name: str, n_workers: int, **options: Any) -> _problems.Proble
     ``nonconvex=w`` (``--nonconvex W``) adds the non-convex term
     w sum_j x_j^2/(1 + x_j^2) of :func:`blockcd.problems.nonconvex` to every f_i,
     keeping each worker's rows (IS-SGD only, chapter 5's "Without convexity").
+
+    ``worker=i`` (``'arrays'`` only; a worker rank passes it) reads only worker i's rows from the
+    file (:func:`blockcd.problems.from_arrays`): the result serves ``.worker(i)`` and nothing else.
 
     Raises
     ------
@@ -90,6 +129,16 @@ def build_problem(name: str, n_workers: int, **options: Any) -> _problems.Proble
         return _problems.breast_cancer(n_workers, **kw)
     if name == "digits":
         return _problems.digits(n_workers, **kw)
+    if name == "arrays":
+        if "path" not in kw:
+            raise ValueError("--problem arrays needs --path FILE (an .npz or .npy of blockcd.problems.save_arrays, "
+                             "readable on every rank)")
+        path = kw.pop("path")
+        if not Path(path).is_file():
+            raise ValueError(f"--path {path!r} is not a readable file")
+        return _problems.from_arrays(path, n_workers=n_workers, worker=worker, **kw)
+    if worker is not None:
+        raise ValueError(f"worker applies to --problem arrays only, not to --problem {name}")
     if "path" not in kw:
         raise ValueError("--problem libsvm needs --path FILE (a LIBSVM/svmlight file readable on every rank)")
     path = kw.pop("path")
@@ -191,7 +240,8 @@ def _parser(show: bool = True) -> argparse.ArgumentParser:
     g.add_argument("--send-indices", action="store_true",
                    help="send each worker's block indices (ceil(log2 m) bits each) instead of regenerating them")
     q = p.add_argument_group("problem (built on every rank; workers keep their own rows)")
-    q.add_argument("--problem", default="synthetic", help="synthetic, breast-cancer, digits or libsvm")
+    q.add_argument("--problem", default="synthetic", help="synthetic, breast-cancer, digits, libsvm, or arrays (your "
+                   "own A and b: an .npz or .npy written by blockcd.problems.save_arrays; each worker reads its rows)")
     q.add_argument("--rows-per-worker", type=int, default=None)
     q.add_argument("--d", type=int, default=None)
     q.add_argument("--loss", default=None, help="ridge or logistic")
@@ -203,7 +253,8 @@ def _parser(show: bool = True) -> argparse.ArgumentParser:
     q.add_argument("--split", default=None, help="iid, sorted, identical (alias shared: every worker reads all "
                    "rows, as isaga-shared needs) or contiguous")
     q.add_argument("--data-seed", type=int, default=None, help="seed of the data and of the split")
-    q.add_argument("--path", default=None, help="LIBSVM file (--problem libsvm)")
+    q.add_argument("--path", default=None, help="LIBSVM file (--problem libsvm), or the .npz/.npy file of "
+                   "blockcd.problems.save_arrays (--problem arrays)")
     q.add_argument("--n-features", type=int, default=None)
     q.add_argument("--nonconvex", type=float, default=None, metavar="W",
                    help="add w sum_j x_j^2/(1 + x_j^2) to every f_i (a non-convex problem; is-sgd only)")
@@ -249,8 +300,9 @@ class _Config:
         return getattr(self.run, name)
 
 
-def _configure(argv: Sequence[str], ranks: int, show: bool = True):
-    """Parse and check the command line and build the problem: the same on every rank, no messages."""
+def _configure(argv: Sequence[str], ranks: int, show: bool = True, rank: int | None = None):
+    """Parse and check the command line and build the problem: the same on every rank, no messages
+    (``--problem arrays``: a worker ``rank`` reads only its own rows)."""
     a = _parser(show).parse_args(list(argv))
     if ranks < 2:
         raise UsageError(
@@ -261,7 +313,11 @@ def _configure(argv: Sequence[str], ranks: int, show: bool = True):
     if not isinstance(a.method, str):
         raise UsageError("--method is required")
     options = {k: getattr(a, k) for k in PROBLEMS["synthetic"] + PROBLEMS["libsvm"]}
-    problem = build_problem(a.problem, n, **options)
+    own = {"worker": rank - 1} if a.problem == "arrays" and rank else {}
+    where = f"reading {a.path}" if a.path is not None else f"building the {a.problem} problem"
+    with progress(f"{where} ({'every rank' if not own else 'each worker its rows, the master all'})",
+                  show and not a.quiet):
+        problem = build_problem(a.problem, n, **own, **options)
     d = problem.d
     # the checks of blockcd.run, once for every method; the theory's step is the master's (_master_setup)
     s = setup(problem, a.method, m=a.m, tau=a.tau, step=a.step, iters=a.iters, seed=a.seed, sampling=a.sampling,

@@ -19,7 +19,7 @@ import numpy as np
 from .. import theory
 from ..reference import Selection, add_sent
 from ..rules import Received
-from .cli import EXIT_FAILED, EXIT_TIMEOUT, EXIT_USAGE, UsageError, _configure
+from .cli import EXIT_FAILED, EXIT_TIMEOUT, EXIT_USAGE, UsageError, _configure, progress
 from .wire import TAG_INDICES, TAG_POINT, TAG_STOP, TAG_VALUES, pack_indices, unpack_indices
 
 
@@ -385,7 +385,7 @@ def _run(comm, argv):
     # 1. every rank checks the command line and builds the problem on its own: no message yet
     error = None
     try:
-        cfg = _configure(argv, ranks, show=rank == 0)
+        cfg = _configure(argv, ranks, show=rank == 0, rank=rank)
     except SystemExit as exc:  # --help
         return exc.code or 0
     except (UsageError, ValueError, TypeError, OSError) as exc:  # OSError: a data or --x0 file
@@ -393,7 +393,8 @@ def _run(comm, argv):
     # 2. the master's checks that need the whole problem (the theory's step, IS-ASGD's eta <= 1/L)
     if rank == 0 and error is None:
         try:
-            cfg.run.step = _master_setup(cfg.run.problem, cfg)
+            with progress("master: the theory's step, L and x* (to measure the error)", not cfg.quiet):
+                cfg.run.step = _master_setup(cfg.run.problem, cfg)
         except ValueError as exc:
             error = exc
     # 3. one status word per rank, summed: all ranks stop together, even if their checks disagreed

@@ -34,13 +34,15 @@ the minibatch variance and growth constants), the last three mixins of
 :class:`Problem`; ``builders`` (:func:`ridge`, :func:`logistic`,
 :func:`nonconvex`, :func:`synthetic`, :func:`paper_quadratic`), ``datasets``
 (:func:`standardize`, :func:`breast_cancer`, :func:`digits`,
-:func:`load_libsvm`) and ``common`` (the losses, splits and limits they
+:func:`load_libsvm`), ``arrays`` (:func:`save_arrays`, :func:`load_arrays`, :func:`from_arrays`:
+your own A and b in a file each MPI rank reads its rows of) and ``common`` (the losses, splits and limits they
 share, :func:`split_rows`); every name is available here.
 """
 
 from __future__ import annotations
 
 from . import common
+from .arrays import from_arrays, load_arrays, save_arrays
 from .builders import logistic, nonconvex, paper_quadratic, ridge, synthetic
 from .common import LOSSES, SPLITS, split_rows
 from .core import Problem
@@ -62,11 +64,14 @@ __all__ = [
     "Problem",
     "breast_cancer",
     "digits",
+    "from_arrays",
+    "load_arrays",
     "load_libsvm",
     "logistic",
     "nonconvex",
     "paper_quadratic",
     "ridge",
+    "save_arrays",
     "split_rows",
     "standardize",
     "synthetic",

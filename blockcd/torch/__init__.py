@@ -1,7 +1,7 @@
 """blockcd.torch: independent block sparsification inside PyTorch DistributedDataParallel.
 
 Imported only when used (``import blockcd`` never imports torch; install with
-``pip install blockcd[torch]``).
+``pip install -e ".[torch]"`` from a clone).
 
 What it holds:
 

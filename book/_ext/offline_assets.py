@@ -9,7 +9,7 @@
    script (``const THEBE_JS_URL = ...``) twice under Jupyter Book, which
    raises "Identifier 'THEBE_JS_URL' has already been declared" on every page.
 3. Show the committed outputs of chapters whose optional dependency is missing.
-   The DDP chapter needs torch (``pip install blockcd[torch]``); on a machine
+   The DDP chapter needs torch (from a clone, ``pip install -e ".[torch]"``); on a machine
    without it the chapter is not executed and its stored outputs, made by CI
    with torch installed, are shown instead.
 """

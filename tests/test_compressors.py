@@ -1,10 +1,11 @@
-"""Tests of blockcd.compare: top-k, the compressor dispatch, aggregation errors, the n-sweep."""
+"""Tests of blockcd.compressors: top-k, the compressor dispatch, aggregation errors, the n-sweep."""
 
 import numpy as np
 import pytest
 
 import blockcd
-from blockcd import compare, problems, theory
+from blockcd import compressors as compare
+from blockcd import problems, theory
 
 
 # ------------------------------------------------------------------ top-k

@@ -1,4 +1,4 @@
-"""Baselines the book compares against: other compressors, and the dense methods as n grows.
+"""Compressors the book compares with independent block sparsification, and the dense methods as n grows.
 
 Two things live here.  First, the compressors that libraries commonly use
 instead of independent block sparsification -- a random-k mask shared by all

@@ -1,0 +1,104 @@
+"""History: equality, what a saved file records, save/load agreeing on the suffix, and the errors
+for a file that is not a history."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+import blockcd
+from blockcd import History
+
+
+@pytest.fixture(scope="module")
+def problem():
+    return blockcd.problems.synthetic(4, 15, 8, interpolating=True, cond=5, seed=1)
+
+
+@pytest.fixture(scope="module")
+def run(problem):
+    return blockcd.run(problem, "ibcd", m=8, tau=2, iters=60, seed=3)
+
+
+def test_equality_compares_every_field_exactly(problem, run):
+    again = blockcd.run(problem, "ibcd", m=8, tau=2, iters=60, seed=3)
+    assert run == again and (run != again) is False
+    assert run != blockcd.run(problem, "ibcd", m=8, tau=2, iters=60, seed=4)   # other seed, other iterates
+    changed = dataclasses.replace(again, dist2=again.dist2.copy())
+    changed.dist2[-1] = np.nextafter(changed.dist2[-1], 1.0)                   # one ulp in one entry
+    assert run != changed
+    assert run != dataclasses.replace(again, step=float(np.nextafter(again.step, 1.0)))
+    assert run != dataclasses.replace(again, x=again.x.astype(np.float32))      # same values, other dtype
+    assert run != dataclasses.replace(again, steps=np.ones(60))                # None against an array
+    assert (run == "ibcd") is False
+    # NaN equals NaN in place (a non-convex history's dist2 and gap are NaN)
+    nan = dataclasses.replace(again, gap=np.full_like(again.gap, np.nan))
+    assert nan == dataclasses.replace(again, gap=np.full_like(again.gap, np.nan))
+    with pytest.raises(TypeError):
+        hash(run)
+
+
+def test_the_saved_file_records_problem_iterations_version_and_seed(tmp_path, problem, run):
+    assert run.problem == {"name": problem.name, "loss": "ridge", "N": problem.N, "n": 4, "d": 8,
+                           "lam": problem.lam, "split": problem.split, "sparse": False, "reg": None,
+                           "nonconvex": 0.0}
+    assert run.iters_asked == 60 and run.version == blockcd.__version__ and run.seed == 3
+    stopped = blockcd.run(problem, "ibcd", m=8, tau=2, iters=5000, seed=3, until=1e-3)
+    assert stopped.iters < stopped.iters_asked == 5000
+    path = run.save(tmp_path / "h.npz")
+    with np.load(path, allow_pickle=False) as z:
+        meta = json.loads(str(z["meta"]))
+    assert meta["problem"] == run.problem and meta["iters_asked"] == 60 and meta["seed"] == 3
+    assert meta["version"] == blockcd.__version__
+    assert History.load(path) == run
+
+
+def test_save_and_load_agree_on_the_suffix(tmp_path, run):
+    (tmp_path / "out").mkdir()
+    written = run.save(tmp_path / "out" / "x")
+    assert written == tmp_path / "out" / "x.npz" and written.exists()
+    assert History.load(tmp_path / "out" / "x") == run
+    assert History.load(str(tmp_path / "out" / "x.npz")) == run
+
+
+def test_a_file_of_an_older_version_loads_without_the_new_fields(tmp_path, run):
+    meta = {k: getattr(run, k) for k in History._REQUIRED}
+    np.savez(tmp_path / "old.npz", meta=np.array(json.dumps(meta)), dist2=run.dist2, gap=run.gap,
+             blocks_up=run.blocks_up, bytes_up=run.bytes_up, bytes_down=run.bytes_down, x=run.x)
+    old = History.load(tmp_path / "old.npz")
+    assert old.problem is None and old.version is None and old.iters_asked is None
+    assert np.array_equal(old.dist2, run.dist2)
+
+
+@pytest.mark.parametrize("kind, words", [
+    ("text", ["not a history file", "History.save"]),
+    ("plain npz", ["no 'meta'", "['a']", "History.save"]),
+    ("npy", ["holds one array", "History.save"]),
+    ("bad meta", ["JSON header"]),
+    ("meta without fields", ["lacks the fields", "method"]),
+])
+def test_a_file_that_is_not_a_history_is_named_with_what_was_expected(tmp_path, kind, words):
+    path = tmp_path / ("f.npy" if kind == "npy" else "f.npz")
+    if kind == "text":
+        path.write_text("1 2 3\n")
+    elif kind == "plain npz":
+        np.savez(path, a=np.ones(3))
+    elif kind == "npy":
+        np.save(path, np.ones(3))
+    elif kind == "bad meta":
+        np.savez(path, meta=np.array("{not json"))
+    else:
+        np.savez(path, meta=np.array(json.dumps({"n": 1})))
+    with pytest.raises(ValueError) as e:
+        History.load(path)
+    assert str(path) in str(e.value)
+    for w in words:
+        assert w in str(e.value)
+
+
+def test_a_missing_file_is_named(tmp_path):
+    with pytest.raises(FileNotFoundError, match="nor .*nothere.npz"):
+        History.load(tmp_path / "nothere")
