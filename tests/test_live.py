@@ -49,7 +49,7 @@ if _missing:
 from playwright.sync_api import sync_playwright
 
 from blockcd import network, problems, theory, widgets
-from blockcd.widgets.base import fmt_int
+from blockcd.widgets.controls import fmt_int
 
 NOTEBOOKS = live.explorer_notebooks()
 #: control description -> builder argument

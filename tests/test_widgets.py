@@ -400,7 +400,7 @@ def test_the_kernel_free_sweep_is_drawn_at_the_width_the_book_shows_it():
 
     from PIL import Image
 
-    from blockcd.widgets.base import SWEEP_INCHES, SWEEP_PX
+    from blockcd.widgets.player import SWEEP_INCHES, SWEEP_PX
 
     html = widgets.variance_explorer(n=4, m=8, tau=2, d=8).animation()
     frames = re.findall(r'data:image/png;base64,([^"]+)"', html)

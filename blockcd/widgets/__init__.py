@@ -50,10 +50,11 @@ except ImportError as exc:  # pragma: no cover
     raise ImportError("blockcd.widgets needs ipywidgets (pip install ipywidgets)") from exc
 
 # the names below are this package's public API, re-exported from the modules that hold them
-from .base import SWEEP_END, SWEEP_START, Explorer  # noqa: F401
+from .base import Explorer
 from .cache import PROBLEMS, SPLITS  # noqa: F401
 from .convergence import ConvergenceExplorer, Playground, convergence_explorer, playground  # noqa: F401
 from .latency import bench  # noqa: F401
+from .player import SWEEP_END, SWEEP_START  # noqa: F401
 from .registry import EXPLORERS, NOTE, show  # noqa: F401
 from .template import TemplateExplorer, template_explorer  # noqa: F401
 from .time import TimeExplorer, time_explorer  # noqa: F401
