@@ -417,16 +417,30 @@ class ISASGD(Rule):
         s.v = s.beta * s.v + (1.0 - s.beta) * y - s.gamma * step * g
 
 
+class RuleSource(str):
+    """The source text of a rule, as :func:`source` returns it.
+
+    A ``str`` (it prints as the code itself) that a notebook displays as a fenced Python block of
+    Markdown (``text/markdown``); its plain-text form is the code.
+    """
+
+    def _repr_markdown_(self) -> str:
+        return "```python\n" + str(self) + "\n```"
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
 def source(method: str, members=None):
     """The rule of ``method`` as the book shows it: the methods of its class that state the update.
 
     ``members`` names the methods to show (default: those the class itself
     defines, except the master's initial state and the recorded iterate); docstrings are left out, the
-    chapter says in words what each step does.  Returns an
-    ``IPython.display.Code`` object, highlighted in a notebook.
+    chapter says in words what each step does.  Returns a
+    :class:`RuleSource`, shown in a notebook as a Markdown code block: the notebook stores the
+    source text itself and the book highlights it when it is built, so a stored output does not
+    depend on the installed version of a highlighter.
     """
-    from IPython.display import Code
-
     from . import registry
 
     cls = type(registry.get(method).rule)
@@ -453,4 +467,4 @@ def source(method: str, members=None):
                 out.append(line)
             body = "\n".join(out)
         lines += ([""] if j else []) + ["    " + line if line else "" for line in body.splitlines()]
-    return Code("\n".join(lines), language="python")
+    return RuleSource("\n".join(lines))
