@@ -39,7 +39,8 @@ import scipy.sparse as sp
 
 from .. import problems
 from ..blocks import BlockSampler, partition
-from ..methods import Sent, run
+from ..messages import Sent
+from ..methods import run
 from ..oracle import dphi
 from .timing import Row, _interleaved, _repeat
 

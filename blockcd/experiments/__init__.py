@@ -8,8 +8,9 @@ plotting is in :mod:`blockcd.plotting` and the predictions in
 :mod:`blockcd.theory`.
 
 One module a job: ``counts`` (iterations to an accuracy),
-``montecarlo`` (Monte-Carlo estimates and exact one-step checks) and
-``trajectories`` (what a run settles to); every name is available here.
+``montecarlo`` (Monte-Carlo estimates and exact one-step checks),
+``trajectories`` (what a run settles to) and ``stragglers`` (chapter 12's
+asynchronous runs behind one straggler); every name is available here.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from .montecarlo import (
     smoothness_ratios,
     variance_mc,
 )
+from .stragglers import straggler_sweep
 from .trajectories import isega_shifts, stationarity, stationary_error, stationary_floor
 
 # bound here rather than imported, so that its doc comment (#:) reaches the API reference, which reads it
@@ -63,6 +65,7 @@ __all__ = [
     "stationarity",
     "stationary_error",
     "stationary_floor",
+    "straggler_sweep",
     "tuned_run",
     "tuned_step",
     "variance_mc",

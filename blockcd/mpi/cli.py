@@ -21,7 +21,7 @@ import scipy.sparse as sp
 from .. import problems as _problems
 from .. import regularizers as _regularizers
 from .._validate import check_choice, check_float, check_int
-from ..methods import Setup, setup
+from ..arguments import Setup, setup
 
 #: problems the command line can build, and the options each accepts
 PROBLEMS = {
@@ -226,7 +226,7 @@ def _parser(show: bool = True) -> argparse.ArgumentParser:
 
 @dataclass
 class _Config:
-    """The command line: the run's arguments (``run``, checked by :func:`blockcd.methods.setup` as
+    """The command line: the run's arguments (``run``, checked by :func:`blockcd.arguments.setup` as
     :func:`blockcd.run` checks them: ``cfg.m``, ``cfg.tau``, ``cfg.step``, ... read them) and the job's own."""
 
     run: Setup

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import theory
-from ..reference import Selection, add_sent
+from ..messages import Selection, add_sent
 from ..rules import Received
 from .cli import EXIT_FAILED, EXIT_TIMEOUT, EXIT_USAGE, UsageError, _configure
 from .wire import TAG_INDICES, TAG_POINT, TAG_STOP, TAG_VALUES, pack_indices, unpack_indices

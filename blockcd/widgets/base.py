@@ -19,7 +19,7 @@ import ipywidgets as W
 import matplotlib as mpl
 
 from .. import plotting
-from ..methods import _INTERRUPT, Interrupted
+from ..methods import Interrupted, interrupt_when
 from .canvas import artists, encode, figure, layout_key
 from .controls import STEPPED, Panel, grid, int_slider, message, stepped
 from .player import MAX_FRAMES, jshtml, sweep_size
@@ -281,16 +281,13 @@ class Explorer:
         for params in todo:
             if stale():
                 return
-            with RENDER, prompt_switching(), one_blas_thread():
-                _INTERRUPT.check = stale
+            with RENDER, prompt_switching(), one_blas_thread(), interrupt_when(stale):
                 try:
                     self._prefetch(params)
                 except Interrupted:
                     return
                 except Exception:  # noqa: BLE001, S112 - a value that fails fails again, with its message, if drawn
                     continue
-                finally:
-                    _INTERRUPT.check = None
 
     def wait(self, timeout: float | None = 60.0, *, ahead: bool = False) -> bool:
         """Wait until no redraw is running or pending (moves in a live kernel are drawn in the background);
@@ -324,13 +321,11 @@ class Explorer:
             # a run under way asks ``stale`` every few iterations and stops once the controls have moved
             # on (blockcd.run raises Interrupted): the newest values are then computed at once, not after
             # a whole run for values the reader has already left
-            _INTERRUPT.check = stale
             try:
-                info = self._update(self.art, self.params())
+                with interrupt_when(stale):
+                    info = self._update(self.art, self.params())
             except Interrupted:
                 return time.perf_counter() - t0
-            finally:
-                _INTERRUPT.check = None
             if stale is not None and stale():
                 return time.perf_counter() - t0
             self.info.value = info
