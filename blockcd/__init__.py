@@ -25,7 +25,6 @@ report    how a chapter prints a check: ``agree``, ``below``, ``table``
 widgets   the book's interactive explorers (``widgets.show(name)``)
 mpi       the same methods on MPI (``mpiexec -n K python -m blockcd.mpi``)
 torch     DDP communication hook (optional, ``pip install blockcd[torch]``; chapter 11)
-bench     performance benchmark (``python -m blockcd.bench``)
 
 Quick start::
 
@@ -81,7 +80,7 @@ def requirement(*extras: str) -> str:
 
 # heavier modules (matplotlib, ipywidgets, mpi4py, torch) load on first use:
 # ``blockcd.widgets.show(...)`` works after a plain ``import blockcd``
-_LAZY = ("bench", "compare", "experiments", "mpi", "network", "plotting", "reproduce", "torch", "widgets")
+_LAZY = ("compare", "experiments", "mpi", "network", "plotting", "reproduce", "torch", "widgets")
 
 
 def __getattr__(name: str):

@@ -28,13 +28,11 @@ import numpy as np
 from . import asynchronous, registry
 from ._validate import listed
 from .arguments import Setup, setup
-from .drawing import INTERRUPT_EVERY, Draws, Interrupted, interrupt_when
+from .drawing import Draws
 from .history import BLOWUP, BYTES_PER_NUMBER, DivergenceError, History
-from .messages import Partial, Sent
 from .problems import Problem
 
-__all__ = ["ALIASES", "BLOWUP", "BYTES_PER_NUMBER", "INTERRUPT_EVERY", "METHODS", "DivergenceError", "History",
-           "Interrupted", "Partial", "Sent", "Setup", "interrupt_when", "run", "setup"]
+__all__ = ["ALIASES", "BLOWUP", "BYTES_PER_NUMBER", "METHODS", "DivergenceError", "History", "run"]
 
 METHODS = registry.METHODS
 ALIASES = registry.ALIASES

@@ -2,7 +2,7 @@
 
 Callbacks are called directly (no browser, Agg backend): moving a control
 through ``.value`` triggers the same observer a slider does.  No timing is
-asserted here; ``python -m blockcd.widgets --bench`` measures the latency.
+asserted here; ``python -m tests.live --bench`` measures the latency.
 """
 
 from __future__ import annotations
@@ -359,15 +359,15 @@ def test_masks_drawn_by_a_second_thread_give_the_same_run_bit_for_bit(monkeypatc
 
 
 def test_a_run_stops_when_its_thread_says_it_is_no_longer_wanted():
-    """An explorer's redraw runs inside methods.interrupt_when(check); blockcd.run raises Interrupted once
+    """An explorer's redraw runs inside drawing.interrupt_when(check); blockcd.run raises Interrupted once
     check returns True, and the check is gone after the block."""
-    from blockcd import methods
+    from blockcd import drawing
 
     p = synthetic_like_the_explorers("ridge", 4, 12)
     calls = []
-    with pytest.raises(methods.Interrupted), methods.interrupt_when(lambda: calls.append(1) or len(calls) > 2):
+    with pytest.raises(drawing.Interrupted), drawing.interrupt_when(lambda: calls.append(1) or len(calls) > 2):
         blockcd.run(p, "ibcd", m=12, tau=3, iters=500)
-    assert len(calls) == 3  # asked every methods.INTERRUPT_EVERY iterations, stopped at the third
+    assert len(calls) == 3  # asked every drawing.INTERRUPT_EVERY iterations, stopped at the third
     h = blockcd.run(p, "ibcd", m=12, tau=3, iters=500)  # no check: runs to the end
     assert h.iters == 500
 

@@ -249,7 +249,7 @@ class _Config:
         return getattr(self.run, name)
 
 
-def _configure(argv: Sequence[str], ranks: int, show: bool = True):
+def configure(argv: Sequence[str], ranks: int, show: bool = True):
     """Parse and check the command line and build the problem: the same on every rank, no messages."""
     a = _parser(show).parse_args(list(argv))
     if ranks < 2:

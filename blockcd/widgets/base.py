@@ -19,7 +19,7 @@ import ipywidgets as W
 import matplotlib as mpl
 
 from .. import plotting
-from ..methods import Interrupted, interrupt_when
+from ..drawing import Interrupted, interrupt_when
 from .canvas import artists, encode, figure, layout_key
 from .controls import STEPPED, Panel, grid, int_slider, message, stepped
 from .player import MAX_FRAMES, jshtml, sweep_size
