@@ -27,7 +27,6 @@ report    how a chapter prints a check: ``agree``, ``below``, ``table``
 widgets   the book's interactive explorers (``widgets.show(name)``)
 mpi       the same methods on MPI (``mpiexec -n K python -m blockcd.mpi``)
 torch     DDP communication hook (optional, ``pip install -e ".[torch]"``; chapter 11)
-bench     performance benchmark (``python -m blockcd.bench``)
 
 Quick start::
 
@@ -92,7 +91,7 @@ _NEEDS = {"widgets": ("ipywidgets", "widgets"), "torch": ("torch", "torch")}
 # the other public modules (some heavier: matplotlib, ipywidgets, mpi4py, torch) load on first
 # use (PEP 562): ``blockcd.widgets.show(...)`` works after a plain ``import blockcd``, which stays
 # fast; tests/test_optional.py checks that every public submodule is reachable so
-_LAZY = ("asynchronous", "bench", "comparison", "compressors", "experiments", "mpi", "network", "plotting",
+_LAZY = ("asynchronous", "comparison", "compressors", "experiments", "mpi", "network", "plotting",
          "report", "reproduce", "torch", "widgets")
 
 

@@ -120,3 +120,9 @@ def check_rows(name: str, G: Any) -> tuple[np.ndarray, bool]:
     if not np.all(np.isfinite(G)):
         raise ValueError(f"{name} contains NaN or inf")
     return G, one_d
+
+
+def listed(names) -> str:
+    """'a', 'b' and 'c'."""
+    names = [repr(x) for x in names]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]

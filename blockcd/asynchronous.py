@@ -11,7 +11,9 @@ ranks (``python -m blockcd.mpi --method is-sgd-async``) save theirs in the Histo
 :class:`Speeds` is the seeded delay model of the simulator: each worker takes
 (1 + jitter u)/speed seconds per message, u uniform in [-1, 1], which bounds every delay by
 :meth:`Speeds.max_delay` (the M of the paper's Theorem 9).  The update rule itself is
-:class:`blockcd.rules.ISSGDAsync`; :func:`blockcd.run` dispatches here.  Chapter 12.
+:class:`blockcd.rules.ISSGDAsync`; :func:`blockcd.run` dispatches here.  Chapter 12, whose
+experiment behind one straggler is :func:`blockcd.experiments.straggler_sweep`.  Read next: the
+MPI ranks that run the same messages (:mod:`blockcd.mpi`).
 """
 
 from __future__ import annotations
@@ -25,8 +27,9 @@ import numpy as np
 
 from ._validate import check_float, check_int, check_seed
 from .history import BYTES_PER_NUMBER, History
+from .messages import Selection
 
-__all__ = ["Speeds", "arrival_delays", "check_record", "epoch_rate", "simulate", "straggler_sweep"]
+__all__ = ["Speeds", "arrival_delays", "check_record", "epoch_rate", "simulate"]
 
 
 @dataclass(frozen=True)
@@ -187,14 +190,12 @@ def schedule(delays, n: int, iters: int, seed: int, max_delay: int | None):
 
 
 def simulate(s, record: np.ndarray, times=None) -> History:
-    """Run asynchronous IS-SGD (a validated :class:`blockcd.methods.Setup`) along an arrival record.
+    """Run asynchronous IS-SGD (a validated :class:`blockcd.arguments.Setup`) along an arrival record.
 
     One arrival per iteration: worker i_t's IS-SGD message at the point it holds, its j-th (blocks and
     minibatch of (seed, i_t, j)), applied by :meth:`blockcd.rules.ISSGDAsync.arrive`.  The History also
     holds ``arrivals`` (the record), ``delays`` and, from a :class:`Speeds` model, ``times``.
     """
-    from .reference import Selection
-
     p, rule, blocks = s.problem, s.method.rule, s.blocks
     n = p.n
     workers = [p.worker(i) for i in range(n)]
@@ -243,63 +244,3 @@ def epoch_rate(h: History, M: int) -> float:
     if e.size < 2:
         raise ValueError(f"the run has {h.iters} iterations, less than one epoch of M = {M}")
     return float(math.exp(np.mean(np.log(e[1:] / e[:-1]))))
-
-
-def straggler_sweep(problem, slow_speeds, *, m: int, tau: int, batch: int | None = None, iters: int,
-                    eps: float, jitter: float = 0.25, seed: int = 0) -> list[dict]:
-    """Asynchronous IS-SGD behind one straggler of each speed in ``slow_speeds`` (chapter 12's Theorem 9 check).
-
-    For each speed s the last of the problem's n workers has speed s and the others speed 1 in the delay
-    model :class:`Speeds` (``jitter``, seed ``seed``); the run takes Theorem 9's step with every delay at
-    most the model's bound M (:meth:`Speeds.max_delay`) and measures
-
-    - the contraction per epoch of M arrivals, :func:`epoch_rate`, and per arrival, (epoch rate)^(1/M);
-    - the arrivals K to ``||x - x*||^2 <= eps ||x^0 - x*||^2`` and the model time they took.
-
-    Parameters
-    ----------
-    problem : Problem
-        The problem (``problem.n`` workers, at least 2).
-    slow_speeds : sequence of float
-        The straggler's speeds, each in (0, 1].
-    m, tau, batch : int
-        Blocks, blocks per message and minibatch size, as for :func:`blockcd.run`.
-    iters : int
-        Arrivals per run, >= 1.
-    eps : float
-        The accuracy, > 0.
-    jitter : float
-        The delay model's jitter, in [0, 1).
-    seed : int
-        The run's and the delay model's seed, >= 0.
-
-    Returns
-    -------
-    list of dict
-        One per speed, in order: ``speed``, ``M``, ``largest_delay``, ``epoch_rate``, ``per_arrival``,
-        ``arrivals`` (K, or None if not reached), ``time`` (model time of arrival K, or None) and the run's
-        ``history``.
-    """
-    from .methods import run
-
-    if not hasattr(problem, "n") or int(problem.n) < 2:
-        raise ValueError("problem must be a Problem with at least 2 workers (one of them the straggler)")
-    speeds = [check_float("slow_speeds[]", s, positive=True, hi=1.0) for s in slow_speeds]
-    if not speeds:
-        raise ValueError("slow_speeds must hold at least one speed in (0, 1]")
-    iters = check_int("iters", iters, 1)
-    eps = check_float("eps", eps, positive=True)
-    seed = check_seed("seed", seed)
-    n = int(problem.n)
-    rows = []
-    for s in speeds:
-        model = Speeds((1.0,) * (n - 1) + (s,), jitter=jitter, seed=seed)
-        M = model.max_delay(n)
-        h = run(problem, "is-sgd-async", m=m, tau=tau, batch=batch, iters=iters, seed=seed, delays=model,
-                max_delay=M)
-        rate = epoch_rate(h, M)
-        k = h.iters_to(eps)
-        rows.append({"speed": s, "M": M, "largest_delay": int(h.delays.max()), "epoch_rate": rate,
-                     "per_arrival": rate ** (1 / M), "arrivals": k,
-                     "time": None if k is None else float(h.times[k - 1]), "history": h})
-    return rows

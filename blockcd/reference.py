@@ -7,80 +7,23 @@ values of its tau blocks; the master adds them up and steps.  It takes the
 arguments of :func:`blockcd.run` and returns the same ``History``;
 the simulator gives the same iterates up to the order of floating-point sums
 (chapters 4-7 assert 1e-12).  The MPI ranks (:mod:`blockcd.mpi`) use
-:class:`Selection` and :func:`add_sent` as they are.  It is slow on purpose:
+one worker's message form, :class:`blockcd.messages.Selection`, and the master's
+sum, :func:`blockcd.messages.add_sent`, as this loop does.  It is slow on purpose:
 a plain loop over workers.
+
+Read this loop first, with the rule it runs (:class:`blockcd.rules.IBCD`); then the
+simulator, :func:`blockcd.run` (:mod:`blockcd.methods`), which runs the same loop
+with all n workers as arrays.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from .arguments import setup
 from .history import History
-from .methods import Partial, setup
+from .messages import Selection, add_sent
 from .rules import Received
-
-
-class Selection:
-    """The coordinates one worker sends (``None``: all of them, tau = m).
-
-    :meth:`grads` and :meth:`minibatch_grads` compute the worker's estimate on
-    those coordinates only (a :class:`~blockcd.methods.Partial`); :meth:`send`
-    and :meth:`send_shifted` turn an estimate, partial or full, into the values
-    that go on the wire.
-    """
-
-    def __init__(self, coords: np.ndarray | None):
-        self.coords = coords
-
-    def grads(self, o, x, with_f: bool = True):
-        """grad f_i(x) on the sent coordinates, and None: f is the master's evaluation, not a worker's."""
-        if self.coords is None:
-            return o.grads(x), None
-        return Partial(o.partial_grads(x, self.coords)), None
-
-    def minibatch_grads(self, o, x, idx):
-        """The minibatch gradient over the local rows idx, on the sent coordinates."""
-        if self.coords is None:
-            return o.minibatch_grads(x, idx)
-        return Partial(o.partial_minibatch_grads(x, idx, self.coords))
-
-    def _entries(self, g):
-        return g.values if isinstance(g, Partial) else g[self.coords]
-
-    def sent_mask(self, shape) -> np.ndarray:
-        """(d,) booleans: which coordinates this worker sends."""
-        if self.coords is None:
-            return np.ones(shape, dtype=bool)
-        M = np.zeros(shape, dtype=bool)
-        M[self.coords] = True
-        return M
-
-    def send(self, g) -> np.ndarray:
-        """The values of g on the chosen coordinates: what goes on the wire."""
-        return g if self.coords is None else self._entries(g)
-
-    def send_each(self, g) -> np.ndarray:
-        """For a ``per_worker`` rule: the same values as :meth:`send` (the engine keeps them apart)."""
-        return self.send(g)
-
-    def send_shifted(self, g, h: np.ndarray) -> np.ndarray:
-        """Send D = g - h on the chosen coordinates and overwrite h there (h += D)."""
-        c = self.coords
-        if c is None:
-            D = g - h
-            h += D
-            return D
-        D = self._entries(g) - h[c]
-        h[c] += D
-        return D
-
-
-def add_sent(total: np.ndarray, coords: np.ndarray | None, values: np.ndarray) -> None:
-    """The master's sum: add one worker's values on its coordinates into ``total``."""
-    if coords is None:
-        total += values
-    else:
-        total[coords] += values
 
 
 def run(problem, method: str, *, m: int, tau: int, step=None, iters: int, seed: int = 0,

@@ -17,16 +17,19 @@ result; it only prints and compares.
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
+import textwrap
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from . import registry, rules
 from ._validate import check_float, check_int
 
-__all__ = ["agree", "below", "fmt", "table"]
+__all__ = ["RuleSource", "agree", "below", "fmt", "source", "table"]
 
 
 def fmt(value: Any, spec: str = ".3g") -> str:
@@ -146,3 +149,54 @@ def table(header: Sequence[str], rows: Sequence[Sequence[Any]], *, spec: str | S
     print("  ".join(h.rjust(w) for h, w in zip(header, widths)))
     for r in cells:
         print("  ".join(c.rjust(w) for c, w in zip(r, widths)))
+
+
+class RuleSource(str):
+    """The source text of a rule, as :func:`source` returns it.
+
+    A ``str`` (it prints as the code itself) that a notebook displays as a fenced Python block of
+    Markdown (``text/markdown``); its plain-text form is the code.
+    """
+
+    def _repr_markdown_(self) -> str:
+        return "```python\n" + str(self) + "\n```"
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def source(method: str, members=None):
+    """The rule of ``method`` as the book shows it: the methods of its class that state the update.
+
+    ``members`` names the methods to show (default: those the class itself
+    defines, except the master's initial state and the recorded iterate); docstrings are left out, the
+    chapter says in words what each step does.  Returns a
+    :class:`RuleSource`, shown in a notebook as a Markdown code block: the notebook stores the
+    source text itself and the book highlights it when it is built, so a stored output does not
+    depend on the installed version of a highlighter.
+    """
+    cls = type(registry.get(method).rule)
+    if members is None:
+        members = [k for k, v in vars(cls).items()
+                   if inspect.isfunction(v) and k not in ("master_init", "start", "iterate")]
+        if "step" not in members and cls.__bases__ == (rules.Rule,):
+            members.append("step")  # the default master step it inherits
+    bases = ", ".join(b.__name__ for b in cls.__bases__)
+    lines = [f"class {cls.__name__}({bases}):"]
+    for j, name in enumerate(members):
+        body = textwrap.dedent(inspect.getsource(getattr(cls, name)))
+        doc = getattr(cls, name).__doc__
+        if doc:  # drop the docstring: the lines from the opening quotes to the closing ones
+            out, skipping = [], False
+            for line in body.splitlines():
+                stripped = line.strip()
+                if not skipping and stripped.startswith(('"""', 'r"""')):
+                    skipping = not (stripped.endswith('"""') and len(stripped) > 3 + stripped.startswith("r"))
+                    continue
+                if skipping:
+                    skipping = not stripped.endswith('"""')
+                    continue
+                out.append(line)
+            body = "\n".join(out)
+        lines += ([""] if j else []) + ["    " + line if line else "" for line in body.splitlines()]
+    return RuleSource("\n".join(lines))

@@ -32,13 +32,15 @@ engine then hands ``step`` a :class:`Received` (the n messages as rows of an
 (n, d) array, which coordinates each worker sent, and the rows ``idx`` the
 workers sampled) in place of ``total``.  The other rules never build it.
 
-Adding a method is one rule here and one entry in :mod:`blockcd.registry`.
+Adding a method is one rule here and one entry in :mod:`blockcd.registry`.  This module
+imports nothing from the rest of the library: what a rule needs from the theory
+(coordinate descent's per-block steps, IS-ASGD's parameters) reaches it through the
+run's set-up ``s`` (:class:`blockcd.arguments.Setup`).  Read next: the per-worker
+reference, :mod:`blockcd.reference`, which runs these rules in a plain loop.
 """
 
 from __future__ import annotations
 
-import inspect
-import textwrap
 from types import SimpleNamespace as State
 
 import numpy as np
@@ -90,7 +92,7 @@ class Rule:
         return State(x=x0)
 
     def start(self, s, x0: np.ndarray | None = None) -> State:
-        """The master's state for the run set up by ``s`` (a :class:`blockcd.methods.Setup`): what the engines
+        """The master's state for the run set up by ``s`` (a :class:`blockcd.arguments.Setup`): what the engines
         call; by default ``master_init`` (x0: the start if not ``s.x0``)."""
         return self.master_init(s.x0 if x0 is None else x0, s.problem, s.step)
 
@@ -143,15 +145,14 @@ class CD(Rule):
     block j with its own probability, ``'importance'``: :class:`blockcd.blocks.ImportanceSampler`);
     worker i sends P_S grad f_i(x) unscaled, and the master takes
     x_j+ = x_j - step w_j (1/n) sum_i grad_j f_i(x) on the sent blocks, w_j of
-    :func:`blockcd.theory.cd_steps` (1/L, or 1/v_j with importance sampling).
+    :func:`blockcd.theory.cd_steps` (1/L, or 1/v_j with importance sampling), which reach the rule
+    through the run's set-up (``s.cd_steps``).
     """
 
     name = "cd"
 
     def start(self, s, x0=None):
-        from .theory import cd_steps
-
-        w = np.repeat(cd_steps(s.problem, s.m, s.tau, s.sampling), s.blocks.sizes)  # per coordinate
+        w = np.repeat(s.cd_steps, s.blocks.sizes)  # the theory's per-block steps, per coordinate
         return State(x=s.x0 if x0 is None else x0, w=w)
 
     def send(self, o, w, x, idx, sel):
@@ -393,10 +394,9 @@ class ISASGD(Rule):
 
     name = "is-asgd"
 
-    def master_init(self, x0, problem, step):
-        from .theory import asgd_parameters
-
-        alpha, beta, gamma = asgd_parameters(problem, step)
+    def start(self, s, x0=None):
+        x0 = s.x0 if x0 is None else x0
+        alpha, beta, gamma = s.asgd_parameters  # the theory's, from the step (chapter 7)
         return State(w=x0, v=x0.copy(), y=None, alpha=alpha, beta=beta, gamma=gamma)
 
     def point(self, s):
@@ -415,56 +415,3 @@ class ISASGD(Rule):
         y = s.y
         s.w = y - step * g
         s.v = s.beta * s.v + (1.0 - s.beta) * y - s.gamma * step * g
-
-
-class RuleSource(str):
-    """The source text of a rule, as :func:`source` returns it.
-
-    A ``str`` (it prints as the code itself) that a notebook displays as a fenced Python block of
-    Markdown (``text/markdown``); its plain-text form is the code.
-    """
-
-    def _repr_markdown_(self) -> str:
-        return "```python\n" + str(self) + "\n```"
-
-    def __repr__(self) -> str:
-        return str(self)
-
-
-def source(method: str, members=None):
-    """The rule of ``method`` as the book shows it: the methods of its class that state the update.
-
-    ``members`` names the methods to show (default: those the class itself
-    defines, except the master's initial state and the recorded iterate); docstrings are left out, the
-    chapter says in words what each step does.  Returns a
-    :class:`RuleSource`, shown in a notebook as a Markdown code block: the notebook stores the
-    source text itself and the book highlights it when it is built, so a stored output does not
-    depend on the installed version of a highlighter.
-    """
-    from . import registry
-
-    cls = type(registry.get(method).rule)
-    if members is None:
-        members = [k for k, v in vars(cls).items()
-                   if inspect.isfunction(v) and k not in ("master_init", "start", "iterate")]
-        if "step" not in members and cls.__bases__ == (Rule,):
-            members.append("step")  # the default master step it inherits
-    bases = ", ".join(b.__name__ for b in cls.__bases__)
-    lines = [f"class {cls.__name__}({bases}):"]
-    for j, name in enumerate(members):
-        body = textwrap.dedent(inspect.getsource(getattr(cls, name)))
-        doc = getattr(cls, name).__doc__
-        if doc:  # drop the docstring: the lines from the opening quotes to the closing ones
-            out, skipping = [], False
-            for line in body.splitlines():
-                stripped = line.strip()
-                if not skipping and stripped.startswith(('"""', 'r"""')):
-                    skipping = not (stripped.endswith('"""') and len(stripped) > 3 + stripped.startswith("r"))
-                    continue
-                if skipping:
-                    skipping = not stripped.endswith('"""')
-                    continue
-                out.append(line)
-            body = "\n".join(out)
-        lines += ([""] if j else []) + ["    " + line if line else "" for line in body.splitlines()]
-    return RuleSource("\n".join(lines))

@@ -19,9 +19,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 INVENTORY = ROOT / "_build" / "html" / "objects.inv"
 MODULES = ["blockcd.blocks", "blockcd.problems", "blockcd.oracle", "blockcd.regularizers", "blockcd.rules", "blockcd.registry",
-           "blockcd.methods", "blockcd.reference", "blockcd.history", "blockcd.theory", "blockcd.experiments",
+           "blockcd.methods", "blockcd.arguments", "blockcd.messages", "blockcd.drawing", "blockcd.reference", "blockcd.history", "blockcd.theory", "blockcd.experiments",
            "blockcd.compressors", "blockcd.comparison", "blockcd.network", "blockcd.plotting", "blockcd.report", "blockcd.mpi", "blockcd.reproduce",
-           "blockcd.bench", "blockcd.widgets", "blockcd.torch", "blockcd.torch.train", "blockcd.torch.measure"]
+           "blockcd.widgets", "blockcd.torch", "blockcd.torch.train", "blockcd.torch.measure"]
 
 if not INVENTORY.exists():
     if os.environ.get("BLOCKCD_REQUIRE_BROWSER") == "1":

@@ -1,4 +1,4 @@
-"""The benchmark (``python -m blockcd.bench``): it runs, and the library agrees with its reference.
+"""The benchmark (``python -m benchmarks``): it runs, and the library agrees with its reference.
 
 No timing is asserted here (the machine is shared); only that every case
 runs at the reduced sizes of ``--quick`` and that the straightforward
@@ -14,9 +14,10 @@ import nbformat
 import numpy as np
 import pytest
 
+import benchmarks as bench
 import blockcd
-from blockcd import bench, problems, reference
-from blockcd.bench import AGREEMENT, Row, agreement
+from benchmarks import AGREEMENT, Row, agreement
+from blockcd import problems, reference
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +68,7 @@ def test_table_lists_every_row_with_its_verdict():
 
 
 def test_module_entry_point_answers_help():
-    proc = subprocess.run([sys.executable, "-m", "blockcd.bench", "--help"], capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-m", "benchmarks", "--help"], capture_output=True, text=True,
                           check=False)
     assert proc.returncode == 0, proc.stderr
     assert "--quick" in proc.stdout and "--only" in proc.stdout

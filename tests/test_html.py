@@ -26,8 +26,7 @@ from urllib.parse import urldefrag, urljoin, urlparse
 
 import pytest
 import yaml
-
-from blockcd.widgets.live import CHROMIUM_FLAGS, chromium
+from live.lab import CHROMIUM_FLAGS, chromium
 
 ROOT = Path(__file__).resolve().parents[1]
 HTML = ROOT / "_build" / "html"

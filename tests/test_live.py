@@ -2,7 +2,7 @@
 
 One JupyterLab server for the module (127.0.0.1, a free port, a random token,
 temporary configuration, data, runtime, settings and workspace folders and a
-copy of the book: :class:`blockcd.widgets.live.LabServer`), stopped by the
+copy of the book: ``live.lab.LabServer``), stopped by the
 fixture's teardown, also when a test fails.  For every notebook that shows an
 explorer (``widgets.show(...)``): the notebook opens unmodified, all its cells
 run without an error output, every widget view renders as a live widget, the
@@ -15,7 +15,7 @@ the values the kernel now holds (read from the widget models in the page).
 Skipped, with the reason, without Chromium, Playwright or JupyterLab, except
 when ``BLOCKCD_REQUIRE_BROWSER=1`` (set by ``.ci/run``), where they are
 required.  The latency of the explorers is measured, not asserted, by
-``python -m blockcd.widgets --bench --live``.
+``python -m tests.live --bench --live``.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ if importlib.util.find_spec("jupyterlab") is None:
     _missing.append("JupyterLab is not installed (pip install -r requirements.txt)")
 if importlib.util.find_spec("playwright") is None:
     _missing.append("Playwright is not installed (pip install playwright)")
-from blockcd.widgets import live
+from live import lab as live
 
 if live.chromium() is None:
     _missing.append("Chromium is not installed (Debian: apt-get install chromium)")
@@ -49,7 +49,7 @@ if _missing:
 from playwright.sync_api import sync_playwright
 
 from blockcd import network, problems, theory, widgets
-from blockcd.widgets.base import fmt_int
+from blockcd.widgets.controls import fmt_int
 
 NOTEBOOKS = live.explorer_notebooks()
 #: control description -> builder argument

@@ -15,7 +15,8 @@ import pytest
 from PIL import Image
 
 from blockcd import problems, run
-from blockcd.asynchronous import Speeds, epoch_rate, straggler_sweep
+from blockcd.asynchronous import Speeds, epoch_rate
+from blockcd.experiments import straggler_sweep
 from blockcd.reproduce import paper
 
 
@@ -86,7 +87,7 @@ def test_the_scrubber_names_a_bad_parameter(kw, err):
     plt.close(fig)
 
 
-# ---- blockcd.asynchronous.straggler_sweep: chapter 12's Theorem 9 check as one call ----
+# ---- blockcd.experiments.straggler_sweep: chapter 12's Theorem 9 check as one call ----
 
 def _async_problem():
     return problems.synthetic(4, 20, 20, interpolating=True, cond=5, seed=0)

@@ -16,8 +16,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from blockcd.widgets.live import explorer_cells
+from live.lab import explorer_cells
 
 ROOT = Path(__file__).resolve().parents[1]
 

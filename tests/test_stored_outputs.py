@@ -64,9 +64,9 @@ def test_stored_outputs_are_the_books_own_text(path):
 def test_a_rule_is_shown_as_markdown():
     from IPython.core.interactiveshell import InteractiveShell
 
-    from blockcd import rules
+    from blockcd import report
 
-    data, _ = InteractiveShell.instance().display_formatter.format(rules.source("ibcd"))
+    data, _ = InteractiveShell.instance().display_formatter.format(report.source("ibcd"))
     assert set(data) == {"text/plain", "text/markdown"}
     assert data["text/markdown"].startswith("```python\nclass IBCD(Rule):\n")
     assert data["text/markdown"].endswith("\n```")

@@ -2,7 +2,7 @@
 
 Callbacks are called directly (no browser, Agg backend): moving a control
 through ``.value`` triggers the same observer a slider does.  No timing is
-asserted here; ``python -m blockcd.widgets --bench`` measures the latency.
+asserted here; ``python -m tests.live --bench`` measures the latency.
 """
 
 from __future__ import annotations
@@ -318,7 +318,7 @@ def test_masks_drawn_by_a_second_thread_give_the_same_run_bit_for_bit(monkeypatc
     also when it stops early (until) or is interrupted, and the thread is gone after either."""
     import threading
 
-    from blockcd import methods
+    from blockcd import drawing
 
     p = problems.synthetic(40, 25, 200, cond=10, heterogeneity=0.5, seed=1)  # 1000 rows: partial sends
     kw = {"m": 200, "tau": 2, "iters": 300, "seed": 4}
@@ -329,33 +329,29 @@ def test_masks_drawn_by_a_second_thread_give_the_same_run_bit_for_bit(monkeypatc
         h = blockcd.run(p, method, **kw, **more)
         return h.x, h.dist2, h.bytes_up, h.iters
 
-    monkeypatch.setattr(methods, "_cores", lambda: 2)
-    monkeypatch.setattr(methods, "THREAD_CHUNK", 3 * 40 * 200 + 7)  # chunks of 3 iterations: 100 hand-overs
+    monkeypatch.setattr(drawing, "_cores", lambda: 2)
+    monkeypatch.setattr(drawing, "THREAD_CHUNK", 3 * 40 * 200 + 7)  # chunks of 3 iterations: 100 hand-overs
     threaded = [hist(), hist(until=0.9)]
     seen = []
-    real = methods._Chunks.__init__
+    real = drawing._Chunks.__init__
 
     def spy(self, *a, **k):
         real(self, *a, **k)
         seen.append((self.threaded, self.per))
 
-    monkeypatch.setattr(methods._Chunks, "__init__", spy)
+    monkeypatch.setattr(drawing._Chunks, "__init__", spy)
     hist()
     assert seen == [(True, 3)]
-    monkeypatch.setattr(methods, "THREAD_UNIFORMS", 10**9)  # in line
+    monkeypatch.setattr(drawing, "THREAD_UNIFORMS", 10**9)  # in line
     inline = [hist(), hist(until=0.9)]
-    assert seen[-1] == (False, methods.AHEAD_UNIFORMS // (40 * 200))
+    assert seen[-1] == (False, drawing.AHEAD_UNIFORMS // (40 * 200))
     for a, b in zip(threaded, inline):
         for u, v in zip(a, b):
             assert np.array_equal(u, v)
     assert threaded[1][3] < 300  # the early stop happened
-    monkeypatch.setattr(methods, "THREAD_UNIFORMS", 1)
-    methods._INTERRUPT.check = lambda: True
-    try:
-        with pytest.raises(methods.Interrupted):
-            blockcd.run(p, method, **kw)
-    finally:
-        methods._INTERRUPT.check = None
+    monkeypatch.setattr(drawing, "THREAD_UNIFORMS", 1)
+    with pytest.raises(drawing.Interrupted), drawing.interrupt_when(lambda: True):
+        blockcd.run(p, method, **kw)
     for t in threading.enumerate():
         if t.name.startswith("blockcd masks"):
             t.join(timeout=10)
@@ -363,18 +359,15 @@ def test_masks_drawn_by_a_second_thread_give_the_same_run_bit_for_bit(monkeypatc
 
 
 def test_a_run_stops_when_its_thread_says_it_is_no_longer_wanted():
-    """An explorer's redraw sets methods._INTERRUPT.check; blockcd.run raises Interrupted once it returns True."""
-    from blockcd import methods
+    """An explorer's redraw runs inside drawing.interrupt_when(check); blockcd.run raises Interrupted once
+    check returns True, and the check is gone after the block."""
+    from blockcd import drawing
 
     p = synthetic_like_the_explorers("ridge", 4, 12)
     calls = []
-    methods._INTERRUPT.check = lambda: calls.append(1) or len(calls) > 2
-    try:
-        with pytest.raises(methods.Interrupted):
-            blockcd.run(p, "ibcd", m=12, tau=3, iters=500)
-    finally:
-        methods._INTERRUPT.check = None
-    assert len(calls) == 3  # asked every methods.INTERRUPT_EVERY iterations, stopped at the third
+    with pytest.raises(drawing.Interrupted), drawing.interrupt_when(lambda: calls.append(1) or len(calls) > 2):
+        blockcd.run(p, "ibcd", m=12, tau=3, iters=500)
+    assert len(calls) == 3  # asked every drawing.INTERRUPT_EVERY iterations, stopped at the third
     h = blockcd.run(p, "ibcd", m=12, tau=3, iters=500)  # no check: runs to the end
     assert h.iters == 500
 
@@ -400,7 +393,7 @@ def test_the_kernel_free_sweep_is_drawn_at_the_width_the_book_shows_it():
 
     from PIL import Image
 
-    from blockcd.widgets.base import SWEEP_INCHES, SWEEP_PX
+    from blockcd.widgets.player import SWEEP_INCHES, SWEEP_PX
 
     html = widgets.variance_explorer(n=4, m=8, tau=2, d=8).animation()
     frames = re.findall(r'data:image/png;base64,([^"]+)"', html)

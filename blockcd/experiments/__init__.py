@@ -9,7 +9,8 @@ plotting is in :mod:`blockcd.plotting` and the predictions in
 
 One module a job: ``counts`` (iterations to an accuracy),
 ``montecarlo`` (Monte-Carlo estimates and exact one-step checks),
-``trajectories`` (what a run settles to) and ``delays`` (asynchronous
+``trajectories`` (what a run settles to), ``stragglers`` (chapter 12's
+asynchronous runs behind one straggler) and ``delays`` (asynchronous
 IS-SGD's mean iterate under delays, chapter 12); every name is available here.
 """
 
@@ -38,6 +39,7 @@ from .montecarlo import (
     smoothness_ratios,
     variance_mc,
 )
+from .stragglers import straggler_sweep
 from .trajectories import isega_shifts, stationarity, stationary_error, stationary_floor
 
 # bound here rather than imported, so that its doc comment (#:) reaches the API reference, which reads it
@@ -68,6 +70,7 @@ __all__ = [
     "stationarity",
     "stationary_error",
     "stationary_floor",
+    "straggler_sweep",
     "tuned_run",
     "tuned_step",
     "variance_mc",

@@ -55,7 +55,8 @@ def growth_mc(problem, x, m: int, tau: int, *, batch: int | None = None, draws: 
     g_i is worker i's full local gradient (``batch=None``) or its b-minibatch gradient.  Compare
     with rho ||grad f(x)||^2 (:func:`blockcd.theory.rho`, :func:`blockcd.theory.strong_growth_exact`).
     """
-    from ..methods import Sent, setup
+    from ..arguments import setup
+    from ..messages import Sent
 
     s = setup(problem, "is-asgd", m=m, tau=tau, iters=1, seed=seed, batch=batch, theory_step=False)
     draws = check_int("draws", draws, 2)

@@ -156,8 +156,8 @@ def isega_shifts(problem, m: int, tau: int, iters: int, *, step: float | None = 
         The run's history and the shifts, shape (iters + 1, n, d): ``shifts[k, i]`` is
         :math:`h_i^k`, with :math:`h_i^0 = 0`.
     """
-    from ..methods import setup
-    from ..reference import Selection, add_sent
+    from ..arguments import setup
+    from ..messages import Selection, add_sent
 
     iters = check_int("iters", iters, 1)
     s = setup(problem, "isega", m=m, tau=tau, step=step, iters=iters, seed=seed)

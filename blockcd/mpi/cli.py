@@ -25,7 +25,7 @@ import scipy.sparse as sp
 from .. import problems as _problems
 from .. import regularizers as _regularizers
 from .._validate import check_choice, check_float, check_int
-from ..methods import Setup, setup
+from ..arguments import Setup, setup
 
 #: problems the command line can build, and the options each accepts
 PROBLEMS = {
@@ -277,7 +277,7 @@ def _parser(show: bool = True) -> argparse.ArgumentParser:
 
 @dataclass
 class _Config:
-    """The command line: the run's arguments (``run``, checked by :func:`blockcd.methods.setup` as
+    """The command line: the run's arguments (``run``, checked by :func:`blockcd.arguments.setup` as
     :func:`blockcd.run` checks them: ``cfg.m``, ``cfg.tau``, ``cfg.step``, ... read them) and the job's own."""
 
     run: Setup
@@ -300,7 +300,7 @@ class _Config:
         return getattr(self.run, name)
 
 
-def _configure(argv: Sequence[str], ranks: int, show: bool = True, rank: int | None = None):
+def configure(argv: Sequence[str], ranks: int, show: bool = True, rank: int | None = None):
     """Parse and check the command line and build the problem: the same on every rank, no messages
     (``--problem arrays``: a worker ``rank`` reads only its own rows)."""
     a = _parser(show).parse_args(list(argv))

@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 
 from .. import theory
-from ..reference import Selection, add_sent
+from ..messages import Selection, add_sent
 from ..rules import Received
-from .cli import EXIT_FAILED, EXIT_TIMEOUT, EXIT_USAGE, UsageError, _configure, progress
+from .cli import EXIT_FAILED, EXIT_TIMEOUT, EXIT_USAGE, UsageError, configure, progress
 from .wire import TAG_INDICES, TAG_POINT, TAG_STOP, TAG_VALUES, pack_indices, unpack_indices
 
 
@@ -385,7 +385,7 @@ def _run(comm, argv):
     # 1. every rank checks the command line and builds the problem on its own: no message yet
     error = None
     try:
-        cfg = _configure(argv, ranks, show=rank == 0, rank=rank)
+        cfg = configure(argv, ranks, show=rank == 0, rank=rank)
     except SystemExit as exc:  # --help
         return exc.code or 0
     except (UsageError, ValueError, TypeError, OSError) as exc:  # OSError: a data or --x0 file

@@ -20,10 +20,10 @@ ISSAGA_C0 = 6.0
 ISSAGA_C = 36.0
 
 
-_method = registry.canonical
+method_name = registry.canonical
 
 
-def _m_tau(problem, m, tau) -> tuple[int, int]:
+def m_tau(problem, m, tau) -> tuple[int, int]:
     d = problem.d if problem is not None else None
     m = check_int("m", m, 1, d)
     tau = check_int("tau", tau, 1, m)
@@ -71,12 +71,12 @@ def index_bits(m: int, tau: int) -> int:
     return 0 if tau == m else tau * math.ceil(math.log2(m))
 
 
-def _local_L(problem, batch) -> float:
+def local_L(problem, batch) -> float:
     b = 1 if batch is None else batch
     return float(problem.local_smoothness(b).max())
 
 
-def _rho0(problem) -> float:
+def check_rho0(problem) -> float:
     r0 = problem.rho0
     if not math.isfinite(r0):
         raise ValueError(
@@ -136,14 +136,14 @@ def rho(problem, m: int, tau: int, *, batch: int | None = None) -> float:
     local gradients: then rho(tau) = 1 + omega rho0 / n).  In the paper's fraction q = tau/m it
     reads 1 + rho0 ((1 + rho-bar)/q - 1)/n.
     """
-    m, tau = _m_tau(problem, m, tau)
+    m, tau = m_tau(problem, m, tau)
     batch = _batch(problem, batch)
     if batch is None:
         if tau == m:  # omega = 0: the exact gradient, strong growth with rho = 1 on any problem
             return 1.0
-        return 1.0 + omega(m, tau) * _rho0(problem) / problem.n
+        return 1.0 + omega(m, tau) * check_rho0(problem) / problem.n
     rb, _ = minibatch_growth(problem, batch)
-    return 1.0 + (omega(m, tau) + (m / tau) * rb) * _rho0(problem) / problem.n
+    return 1.0 + (omega(m, tau) + (m / tau) * rb) * check_rho0(problem) / problem.n
 
 
 def strong_growth_exact(problem, m: int, tau: int, *, batch: int | None = None,
@@ -160,9 +160,9 @@ def strong_growth_exact(problem, m: int, tau: int, *, batch: int | None = None,
     spread separately.  Needs an interpolating least-squares problem (every row, with ``batch``).
     With ``with_direction=True`` returns (rho, e): the constant is attained at x = x* + t e, any t.
     """
-    m, tau = _m_tau(problem, m, tau)
+    m, tau = m_tau(problem, m, tau)
     batch = _batch(problem, batch)
-    _rho0(problem)
+    check_rho0(problem)
     if batch is not None:
         minibatch_growth(problem, batch)  # raises unless every row interpolates
     H, V = problem.local_moments
@@ -191,44 +191,44 @@ def expected_smoothness(problem, method: str, m: int, tau: int, *, batch: int | 
     isega and is-saga: the independent constants with omega/n replaced by
     omega (the same proofs with the shared bound; conservative).
     """
-    method = _method(method)
-    m, tau = _m_tau(problem, m, tau)
+    method = method_name(method)
+    m, tau = m_tau(problem, m, tau)
     sampling = check_choice("sampling", sampling, ("independent", "shared"))
     _check_convex(problem, f"{method}'s constant L(tau) (expected smoothness) and its step")
     w, n, L = omega(m, tau), problem.n, problem.L
     if method in ("ibgd", "isaga-local", "isaga-shared") and sampling != "independent":
         raise ValueError(f"{method}'s theory covers independent choices only: sampling must be 'independent'")
     if method == "isaga-shared":
-        _check_shared(problem)
+        check_shared(problem)
         if batch not in (None, 1):
             raise ValueError(f"isaga-shared samples one function per worker (the paper's Algorithm 4), got "
                              f"batch = {batch}")
-        return _local_L(problem, 1) * (1.0 + 4.0 * m / (tau * n))
+        return local_L(problem, 1) * (1.0 + 4.0 * m / (tau * n))
     if method == "isaga-local":
         if batch not in (None, 1):
             raise ValueError(f"isaga-local's theory (the paper's Theorem 5) covers batch = 1, got batch = {batch}; "
                              "pass step= for larger batches")
-        return _local_L(problem, 1) * (1.0 + 4.0 * m / (tau * n))
+        return local_L(problem, 1) * (1.0 + 4.0 * m / (tau * n))
     if sampling == "shared":
         if method == "ibcd":
             return (m / tau) * L
         if method == "is-sgd":
-            return (m / tau) * (L + _local_L(problem, batch) / n)
+            return (m / tau) * (L + local_L(problem, batch) / n)
         if method == "isega":
             return L + ISEGA_C * w * problem.L_max
         if method == "is-saga":
-            return L + ISSAGA_C * (m / tau) * _local_L(problem, batch)
+            return L + ISSAGA_C * (m / tau) * local_L(problem, batch)
         return (m / tau) * rho(problem, m, m, batch=batch) * L   # is-asgd: 1 without batch
     if method in ("ibcd", "ibgd"):
         return L + w * problem.L_max / n
     if method == "is-sgd-async":  # the paper's Theorem 9 in book units: no sharper form here
         return problem.L_max * (1.0 + 2.0 * m / (tau * n))
     if method == "is-sgd":
-        return L + (m / tau) * _local_L(problem, batch) / n
+        return L + (m / tau) * local_L(problem, batch) / n
     if method == "isega":
         return L + ISEGA_C * w * problem.L_max / n
     if method == "is-saga":
-        return L + (ISSAGA_C0 + ISSAGA_C * w) * _local_L(problem, batch) / n
+        return L + (ISSAGA_C0 + ISSAGA_C * w) * local_L(problem, batch) / n
     return rho(problem, m, tau, batch=batch) * L
 
 
@@ -238,7 +238,7 @@ def _check_convex(problem, what: str) -> None:
                          "for IS-SGD use nonconvex_step and nonconvex_bound (the paper's Theorem 7)")
 
 
-def _check_shared(problem) -> None:
+def check_shared(problem) -> None:
     if not problem.shared_data:
         raise ValueError("isaga-shared's theory (the paper's Theorem 2) is for shared data, every worker reading "
                          f"all N functions (split='identical' or 'shared'); got split = {problem.split!r}")
@@ -252,6 +252,6 @@ def local_variance_star(problem, batch: int) -> float:
 def gradient_noise(problem, m: int, tau: int, *, batch: int | None = None) -> float:
     r"""IS-SGD's noise at the optimum, :math:`\sigma^2 = \mathbb{E}\lVert G(x^\star)\rVert^2
     = \frac1n\big(\frac{m}{\tau}\bar\sigma^2 - \sigma_\star^2\big)` (chapter 5, the composition lemma)."""
-    m, tau = _m_tau(problem, m, tau)
+    m, tau = m_tau(problem, m, tau)
     b = 1 if batch is None else batch
     return ((m / tau) * local_variance_star(problem, b) - problem.sigma_star2) / problem.n

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validate import check_choice, check_float
-from .constants import _m_tau
+from .constants import m_tau
 
 #: the samplings of coordinate descent (``'cd'``): the same blocks on every worker, uniform or by importance
 CD_SAMPLINGS = ("shared", "importance")
@@ -19,7 +19,7 @@ def cd_probabilities(problem, m: int, tau: int) -> np.ndarray:
     tau blocks are sent in expectation, as under uniform tau-nice sampling.  At tau = 1 and more
     than one block, :math:`p_j = L_j/\sum_k L_k`: the sampling of Nesterov (2012).
     """
-    m, tau = _m_tau(problem, m, tau)
+    m, tau = m_tau(problem, m, tau)
     Lj = problem.block_smoothness(m)
     p = np.zeros(m)
     free = np.ones(m, dtype=bool)
@@ -54,7 +54,7 @@ def cd_steps(problem, m: int, tau: int, sampling: str = "shared") -> np.ndarray:
       p_j(1 - p_j), bounded by L_j).  For small p_j it is :math:`1/L_j`, the paper's
       "inverse of coordinate-wise smoothness constants".
     """
-    m, tau = _m_tau(problem, m, tau)
+    m, tau = m_tau(problem, m, tau)
     sampling = check_choice("sampling", sampling, CD_SAMPLINGS)
     if sampling == "shared":
         return np.full(m, 1.0 / problem.L)
@@ -70,7 +70,7 @@ def cd_rate(problem, m: int, tau: int, sampling: str = "shared", *, step: float 
     rate is :math:`1 - \gamma(2 - \gamma)\mu \min_j p_j w_j`: :math:`1 - (\tau/m)\mu/L` for uniform blocks
     at :math:`\gamma = 1`, :math:`1 - \mu \min_j p_j / v_j` for importance sampling.
     """
-    m, tau = _m_tau(problem, m, tau)
+    m, tau = m_tau(problem, m, tau)
     step = check_float("step", step, positive=True)
     if step > 1.0:
         raise ValueError(f"cd_rate covers step multipliers in (0, 1], got step = {step}")

@@ -10,11 +10,11 @@ import numpy as np
 
 from .._validate import check_float, check_int, check_vector
 from ..blocks import minibatch_theta
-from .constants import _m_tau, omega
+from .constants import m_tau, omega
 
 
-def _q_t(problem, m, tau, t) -> tuple[int, int, float, int]:
-    m, tau = _m_tau(problem, m, tau)
+def q_t(problem, m, tau, t) -> tuple[int, int, float, int]:
+    m, tau = m_tau(problem, m, tau)
     t = check_int("t", t, 1)
     return m, tau, tau / m, t
 
@@ -37,7 +37,7 @@ def nonconvex_step(problem, m: int, tau: int, t: int) -> float:
     problem takes this step with t = ``iters`` when no step is given (chapter 5, "Without convexity").
     Raises ``ValueError`` for a t below the corollary's condition.
     """
-    m, tau, q, t = _q_t(problem, m, tau, t)
+    m, tau, q, t = q_t(problem, m, tau, t)
     n = problem.n
     t_min = n / q * (q + 2.0 * (1.0 - q) / n) ** 2
     if t < t_min:
@@ -66,7 +66,7 @@ def local_variance_bound(problem, batch: int | None = None) -> float:
     return float(np.mean(factor * mean_norm2))
 
 
-def _start_gap(problem, x0) -> float:
+def start_gap(problem, x0) -> float:
     x0 = np.zeros(problem.d) if x0 is None else check_vector("x0", x0, problem.d, "the problem dimension d")
     return problem.f(x0) - problem.f_lower
 
@@ -89,7 +89,7 @@ def nonconvex_bound(problem, m: int, tau: int, t: int, *, step: float | None = N
     :math:`\frac{1}{\sqrt{tqn}}(2(f(x^0) - f^\star)L + (1-q)\nu^2 + \sigma^2)`.  Raises
     ``ValueError`` for a step above :math:`1/(L(1 + \omega/n))`.
     """
-    m, tau, _, t = _q_t(problem, m, tau, t)
+    m, tau, _, t = q_t(problem, m, tau, t)
     n, L, w = problem.n, problem.L, omega(m, tau)
     g = nonconvex_step(problem, m, tau, t) if step is None else check_float("step", step, positive=True)
     g_max = 1.0 / (L * (1.0 + w / n))
@@ -97,7 +97,7 @@ def nonconvex_bound(problem, m: int, tau: int, t: int, *, step: float | None = N
         raise ValueError(f"step must be <= 1/(L (1 + omega/n)) = {g_max:.4g} for the bound, got {g:.4g}")
     nu2 = problem.nu2_bound if nu2 is None else check_float("nu2", nu2, nonnegative=True)
     s2 = local_variance_bound(problem, batch)
-    return 2.0 * _start_gap(problem, x0) / (g * (t + 1)) + L * g / n * (w * nu2 + (m / tau) * s2)
+    return 2.0 * start_gap(problem, x0) / (g * (t + 1)) + L * g / n * (w * nu2 + (m / tau) * s2)
 
 
 def nonconvex_threshold(problem, m: int, step: float, base: float, *, nu2: float | None = None,

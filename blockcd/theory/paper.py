@@ -9,8 +9,8 @@ import math
 import numpy as np
 
 from .._validate import check_float, check_int, check_vector
-from .constants import _check_shared, _local_L, _m_tau, _method, _rho0, minibatch_growth
-from .nonconvex import _q_t, _start_gap, nonconvex_step
+from .constants import check_rho0, check_shared, local_L, m_tau, method_name, minibatch_growth
+from .nonconvex import nonconvex_step, q_t, start_gap
 from .rates import predicted_iterations
 
 
@@ -42,16 +42,16 @@ def paper_step(problem, method: str, m: int, tau: int) -> float:
 
     Raises ``ValueError`` for a method without such a theorem here.
     """
-    method = _method(method)
-    m, tau = _m_tau(problem, m, tau)
+    method = method_name(method)
+    m, tau = m_tau(problem, m, tau)
     q, n, L1 = tau / m, problem.n, problem.L_max
     if method in ("ibcd", "ibgd"):
         return q * n / (q * n + 2.0 * (1.0 - q)) / (2.0 * L1)
     if method == "isega":
         return min(1.0 / (4.0 * L1 * (1.0 + 1.0 / (n * q))), 1.0 / (problem.mu / q + 4.0 * L1 / (n * q)))
     if method == "isaga-shared":
-        _check_shared(problem)
-        return q / (_local_L(problem, 1) * (4.0 / n + q))
+        check_shared(problem)
+        return q / (local_L(problem, 1) * (4.0 / n + q))
     if method == "is-sgd-async":
         return q / (2.0 * L1 * (q + 2.0 / n))
     raise ValueError(f"paper_step covers 'ibcd', 'ibgd', 'isega', 'isaga-shared' and 'is-sgd-async' (Theorems 1, "
@@ -70,8 +70,8 @@ def paper_iterations(problem, method: str, m: int, tau: int, eps: float, *, x0=N
     the constants of :func:`isaga_shared_constants` (the same as :func:`predicted_iterations`:
     the book has no finer bound for it).
     """
-    method = _method(method)
-    m, tau = _m_tau(problem, m, tau)
+    method = method_name(method)
+    m, tau = m_tau(problem, m, tau)
     eps = check_float("eps", eps, positive=True)
     g = paper_step(problem, method, m, tau)
     if method == "isaga-shared":
@@ -94,7 +94,7 @@ def paper_saturation(problem, m: int, *, batch: int | None) -> float:
     """
     m = check_int("m", m, 1, problem.d)
     rb, _ = minibatch_growth(problem, batch)
-    return m * _rho0(problem) * rb / problem.n
+    return m * check_rho0(problem) * rb / problem.n
 
 
 def paper_decreasing_schedule(problem, m: int, tau: int) -> tuple[float, float]:
@@ -102,7 +102,7 @@ def paper_decreasing_schedule(problem, m: int, tau: int) -> tuple[float, float]:
 
     q = tau/m; the paper's one L for every f_i is L_max here.  See :func:`decreasing_schedule`.
     """
-    m, tau = _m_tau(problem, m, tau)
+    m, tau = m_tau(problem, m, tau)
     q = tau / m
     a_p = 2.0 * (q + 2.0 * (1.0 - q) / problem.n) * problem.L_max
     return a_p / q, problem.mu / 4.0   # c_p / q = (mu q / 4) / q
@@ -124,7 +124,7 @@ def paper_nonconvex_bound(problem, m: int, tau: int, t: int, *, nu2: float | Non
     Assumption 3; the book's derivation (:func:`nonconvex_bound`) finds one, so this form is
     for exact local gradients (b = l).
     """
-    m, tau, q, t = _q_t(problem, m, tau, t)
+    m, tau, q, t = q_t(problem, m, tau, t)
     nonconvex_step(problem, m, tau, t)  # the corollary's condition on t
     nu2 = problem.nu2_bound if nu2 is None else check_float("nu2", nu2, nonnegative=True)
-    return 2.0 / math.sqrt(t * q * problem.n) * (_start_gap(problem, x0) * problem.L + (1.0 - q) * nu2)
+    return 2.0 / math.sqrt(t * q * problem.n) * (start_gap(problem, x0) * problem.L + (1.0 - q) * nu2)

@@ -11,13 +11,13 @@ import numpy as np
 from .._validate import check_float, check_int, check_vector
 from ..blocks import minibatch_theta
 from .constants import (
-    _check_shared,
-    _local_L,
-    _m_tau,
-    _method,
-    _rho0,
+    check_rho0,
+    check_shared,
     expected_smoothness,
     gradient_noise,
+    local_L,
+    m_tau,
+    method_name,
     minibatch_growth,
     omega,
     rho,
@@ -34,8 +34,8 @@ def rate(problem, method: str, m: int, tau: int, *, step: float | None = None, b
     isaga-local: 1 - theta of :func:`isaga_local_constants` (1 where the theorem gives no rate);
     isaga-shared: 1 - theta of :func:`isaga_shared_constants`.
     """
-    method = _method(method)
-    m, tau = _m_tau(problem, m, tau)
+    method = method_name(method)
+    m, tau = m_tau(problem, m, tau)
     g = step_size(problem, method, m, tau, batch=batch) if step is None else check_float("step", step, positive=True)
     mu = problem.mu
     if method == "is-asgd":
@@ -64,9 +64,9 @@ def isaga_local_constants(problem, m: int, tau: int, step: float) -> tuple[float
     theta = 0 (no rate) when c <= 0, i.e. when gamma_p exceeds 1/(L_s(1/n + q)), or when the
     minimum is negative (gamma_p above 1/(L_s(3/n + q))).
     """
-    m, tau = _m_tau(problem, m, tau)
+    m, tau = m_tau(problem, m, tau)
     step = check_float("step", step, positive=True)
-    q, n, Ls, lm = tau / m, problem.n, _local_L(problem, 1), problem.l_max
+    q, n, Ls, lm = tau / m, problem.n, local_L(problem, 1), problem.l_max
     gp = step / q
     c = (1.0 / (gp * Ls) - 1.0 / n - q) / n
     if c <= 0:
@@ -88,10 +88,10 @@ def isaga_shared_constants(problem, m: int, tau: int, step: float) -> tuple[floa
     paper's Corollary 2, c = 3/n^2 and theta = min{mu/(5 L_s), 1/(3N)}.  theta = 0 (no rate)
     when c <= 0 or gamma_p >= 1/(L_s(3/n + q)).
     """
-    _check_shared(problem)
-    m, tau = _m_tau(problem, m, tau)
+    check_shared(problem)
+    m, tau = m_tau(problem, m, tau)
     step = check_float("step", step, positive=True)
-    q, n, N, Ls = tau / m, problem.n, problem.N, _local_L(problem, 1)
+    q, n, N, Ls = tau / m, problem.n, problem.N, local_L(problem, 1)
     gp = step / q
     c = (1.0 / (gp * Ls) - 1.0 / n - q) / n
     if c <= 0:
@@ -141,8 +141,8 @@ def neighbourhood(problem, method: str, m: int, tau: int, *, step: float | None 
     ibcd, ibgd: sigma^2 = (omega/n) sigma*^2;  is-sgd: sigma^2 <= (m/(tau n)) sigma-bar^2 minus the
     cross terms, i.e. ((m/tau) sigma-bar^2 - sigma*^2)/n (chapter 5).
     """
-    method = _method(method)
-    m, tau = _m_tau(problem, m, tau)
+    method = method_name(method)
+    m, tau = m_tau(problem, m, tau)
     g = step_size(problem, method, m, tau, batch=batch) if step is None else check_float("step", step, positive=True)
     if method in ("ibcd", "ibgd"):
         s2 = omega(m, tau) / problem.n * problem.sigma_star2
@@ -151,7 +151,7 @@ def neighbourhood(problem, method: str, m: int, tau: int, *, step: float | None 
     elif method == "isaga-local":  # Theorem 5 needs interpolation; without it no ball is proved
         return 0.0 if problem.interpolating else math.inf
     elif method == "isaga-shared":  # Theorem 2: x^k -> x* on any shared-data problem
-        _check_shared(problem)
+        check_shared(problem)
         return 0.0
     else:
         return 0.0
@@ -171,8 +171,8 @@ def predicted_iterations(problem, method: str, m: int, tau: int, eps: float, *, 
     without interpolation.  For isaga-shared, ||x^0 - x*||^2 + c gamma_p^2 Psi^0 (Theorem 2) with
     Psi^0 = sum_j ||grad f_j(x^0) - grad f_j(x*)||^2 over the N shared functions, on any data.
     """
-    method = _method(method)
-    m, tau = _m_tau(problem, m, tau)
+    method = method_name(method)
+    m, tau = m_tau(problem, m, tau)
     eps = check_float("eps", eps, positive=True)
     g = step_size(problem, method, m, tau, batch=batch) if step is None else check_float("step", step, positive=True)
     x0 = np.zeros(problem.d) if x0 is None else check_vector("x0", x0, problem.d, "the problem dimension d")
@@ -211,7 +211,7 @@ def predicted_ratio(problem, method: str, m: int, tau: int, *, batch: int | None
     For IBCD (and IBGD) this is 1 + (m/tau - 1) r / n (the m/n rule, chapter 4).  For isaga-shared the
     rate has two terms (:func:`isaga_shared_constants`): the ratio is log(1 - theta(m)) / log(1 - theta(tau)).
     """
-    if _method(method) == "isaga-shared":
+    if method_name(method) == "isaga-shared":
         return (math.log(rate(problem, method, m, m, batch=batch))
                 / math.log(rate(problem, method, m, tau, batch=batch)))
     return (expected_smoothness(problem, method, m, tau, batch=batch)
@@ -248,7 +248,7 @@ def asgd_saturation(problem, m: int, *, batch: int | None = None, excess: float 
     m = check_int("m", m, 1, problem.d)
     excess = check_float("excess", excess, positive=True)
     rb, _ = minibatch_growth(problem, batch)
-    a = _rho0(problem) * (1.0 + rb) / (problem.n * rho(problem, m, m, batch=batch))
+    a = check_rho0(problem) * (1.0 + rb) / (problem.n * rho(problem, m, m, batch=batch))
     return m * a / (a + excess)
 
 

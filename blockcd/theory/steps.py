@@ -8,15 +8,15 @@ import math
 import numpy as np
 
 from .._validate import check_float, check_int
-from .constants import _m_tau, _method, expected_smoothness
+from .constants import expected_smoothness, m_tau, method_name
 
 
 def step_size(problem, method: str, m: int, tau: int, *, batch: int | None = None,
               sampling: str = "independent") -> float:
     """The theory's step size (for IS-ASGD, eta); see the module table and :func:`expected_smoothness`."""
-    method = _method(method)
+    method = method_name(method)
     if method == "cd":  # its steps are per block (cd_steps); the step is their multiplier
-        _m_tau(problem, m, tau)
+        m_tau(problem, m, tau)
         return 1.0
     Lt = expected_smoothness(problem, method, m, tau, batch=batch, sampling=sampling)
     return 1.0 / (2.0 * Lt) if method in ("ibcd", "ibgd", "is-sgd", "is-sgd-async") else 1.0 / Lt

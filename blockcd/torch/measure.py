@@ -17,7 +17,7 @@ import torch.distributed as dist
 
 from .hook import SparsificationState, sparsify_hook
 from .launch import spawn
-from .train import METHODS, _check_methods, _options, digits_shards, network, train_rank
+from .train import METHODS, check_methods, digits_shards, network, options_dict, train_rank
 
 
 def local_gradient(rank: int, n: int, options: dict) -> torch.Tensor:
@@ -101,8 +101,8 @@ def run_book(ranks: int = 4, methods=tuple(METHODS), *, m: int = 32, tau: int | 
     from .._validate import check_int
 
     ranks = check_int("ranks", ranks, 1)
-    options = _options(m, tau, steps, lr, hidden, split, seed, data_seed, ranks)
-    out = spawn(book_job, ranks, (_check_methods(methods), options, check_int("mc_draws", mc_draws, 2),
+    options = options_dict(m, tau, steps, lr, hidden, split, seed, data_seed, ranks)
+    out = spawn(book_job, ranks, (check_methods(methods), options, check_int("mc_draws", mc_draws, 2),
                                   check_int("repeats", repeats, 1)), timeout=timeout)[0]
     out["options"] = dict(options, ranks=ranks)
     return out

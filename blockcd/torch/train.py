@@ -31,6 +31,9 @@ from .hook import SparsificationState, allreduce_bytes, sparsify_hook
 from .launch import spawn
 
 #: the methods compared, as (sampling, shifts); dense is DDP without a hook
+__all__ = ["METHODS", "SPLITS", "TEST_SIZE", "Record", "digits_shards", "main", "network", "run", "summary", "train_rank",
+           "write_csv"]
+
 METHODS = {
     "dense": None,
     "shared": ("shared", False),
@@ -149,7 +152,7 @@ def train_rank(rank: int, n: int, methods, options: dict) -> list[Record] | None
     return records if rank == 0 else None
 
 
-def _options(m, tau, steps, lr, hidden, split, seed, data_seed, n) -> dict:
+def options_dict(m, tau, steps, lr, hidden, split, seed, data_seed, n) -> dict:
     m = check_int("m", m, 1)
     tau = max(1, m // n) if tau is None else check_int("tau", tau, 1, m)
     return {"m": m, "tau": tau, "steps": check_int("steps", steps, 1), "lr": check_float("lr", lr, positive=True),
@@ -157,7 +160,7 @@ def _options(m, tau, steps, lr, hidden, split, seed, data_seed, n) -> dict:
                 "seed": check_seed("seed", seed), "data_seed": check_seed("data_seed", data_seed)}
 
 
-def _check_methods(methods) -> list[str]:
+def check_methods(methods) -> list[str]:
     if isinstance(methods, str):
         methods = [methods]
     return [check_choice("methods", mth, METHODS) for mth in methods]
@@ -171,8 +174,8 @@ def run(ranks: int = 4, methods=tuple(METHODS), *, m: int = 32, tau: int | None 
     ``tau=None`` takes ``m // ranks``.  All methods run in one job, one after the other.
     """
     ranks = check_int("ranks", ranks, 1)
-    methods = _check_methods(methods)
-    options = _options(m, tau, steps, lr, hidden, split, seed, data_seed, ranks)
+    methods = check_methods(methods)
+    options = options_dict(m, tau, steps, lr, hidden, split, seed, data_seed, ranks)
     results = spawn(train_rank, ranks, (methods, options), timeout=timeout)
     return {r.method: r for r in results[0]}
 
@@ -231,11 +234,11 @@ def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     methods = [s.strip() for s in args.methods.split(",") if s.strip()]
     try:
-        methods = _check_methods(methods)
+        methods = check_methods(methods)
         if "RANK" in os.environ and "WORLD_SIZE" in os.environ and "TORCHELASTIC_RUN_ID" in os.environ:
             # under torchrun: this process is one rank; the group comes from torchrun's environment
             n = int(os.environ["WORLD_SIZE"])
-            options = _options(args.m, args.tau, args.steps, args.lr, args.hidden, args.split, args.seed,
+            options = options_dict(args.m, args.tau, args.steps, args.lr, args.hidden, args.split, args.seed,
                                args.data_seed, n)
             dist.init_process_group("gloo", timeout=timedelta(seconds=60))
             try:

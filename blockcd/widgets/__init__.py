@@ -23,19 +23,18 @@ method diverge shows a message instead of a plot of NaNs.
 In a kernel a move does not block it: one redraw at a time runs in a thread,
 and a move made meanwhile is drawn once, with the newest values, when it ends.
 
-``python -m blockcd.widgets --bench`` times the callbacks of every explorer
-over a set of control moves (Agg backend, no display needed); with ``--live``
-also the time from a key press to the redrawn figure in JupyterLab and Chromium.
+The project measures the explorers outside the library: ``python -m tests.live --bench``
+(from the repository root) times the callbacks of every explorer over a set of control
+moves; with ``--live`` also the time from a key press to the redrawn figure in JupyterLab.
 
-The package has one module per job: ``base`` (the
-kernel-free machinery and the :class:`Explorer` base class),
+The package has one module per job: ``base`` (the :class:`Explorer` base class),
+``canvas`` (figures outside pyplot, PNG), ``player`` (the kernel-free sweep),
+``controls`` (sliders and texts), ``threads`` (redraws in the background),
 ``cache`` (problems, runs and sweeps cached by their
 parameters), one module of explorers per chapter (``template``,
 ``variance``, ``convergence``,
 ``tradeoff``, ``time``),
-``registry`` (``EXPLORERS`` and :func:`show`),
-``latency`` (the benchmark) and ``live`` (a JupyterLab driven by a browser, for
-``tests/test_live.py`` and ``--bench --live``).  This file only re-exports.
+and ``registry`` (``EXPLORERS`` and :func:`show`).  This file only re-exports.
 
 This module computes nothing new: runs come from :func:`blockcd.run`,
 predictions from :mod:`blockcd.theory` and :mod:`blockcd.network`, styles from
@@ -50,10 +49,10 @@ except ImportError as exc:  # pragma: no cover
     raise ImportError("blockcd.widgets needs ipywidgets (pip install ipywidgets)") from exc
 
 # the names below are this package's public API, re-exported from the modules that hold them
-from .base import SWEEP_END, SWEEP_START, Explorer  # noqa: F401
+from .base import Explorer
 from .cache import PROBLEMS, SPLITS  # noqa: F401
 from .convergence import ConvergenceExplorer, Playground, convergence_explorer, playground  # noqa: F401
-from .latency import bench  # noqa: F401
+from .player import SWEEP_END, SWEEP_START  # noqa: F401
 from .registry import EXPLORERS, NOTE, show  # noqa: F401
 from .template import TemplateExplorer, template_explorer  # noqa: F401
 from .time import TimeExplorer, time_explorer  # noqa: F401

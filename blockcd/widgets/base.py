@@ -1,46 +1,31 @@
-"""The explorers' kernel-free machinery: the :class:`Explorer` base class and what it draws with.
+"""The explorers' base class: :class:`Explorer`, controls and a figure redrawn on every move.
 
-Here live the figure outside pyplot and its PNG encoding (blitting over a cached
-background), the kernel-free sweep written with matplotlib's ``HTMLWriter`` as
-``Animation.to_jshtml`` does (:data:`SWEEP_START` ... :data:`SWEEP_END`), the
-panel that holds controls and image, the slider and message helpers and the
-one-BLAS-thread guard of every callback.  Nothing here builds a problem, runs a
-method or knows a chapter: caches are in :mod:`blockcd.widgets.cache`, the
-explorers in one module per chapter.
+An explorer lays out its controls (:mod:`blockcd.widgets.controls`), draws on a figure
+outside pyplot (:mod:`blockcd.widgets.canvas`), redraws in the background in a live
+kernel, coalescing moves and computing the next values of the last moved slider ahead
+(:mod:`blockcd.widgets.threads`), and shows a kernel-free sweep in the book's HTML
+(:mod:`blockcd.widgets.player`).  Nothing here builds a problem, runs a method or knows a
+chapter: caches are in :mod:`blockcd.widgets.cache`, the explorers in one module per
+chapter (read :mod:`blockcd.widgets.convergence` next).
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
-import itertools
-import math
-import os
-import re
-import sys
-import tempfile
 import threading
 import time
 from typing import Any, ClassVar
 
 import ipywidgets as W
 import matplotlib as mpl
-import numpy as np
-from matplotlib.animation import HTMLWriter
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 
 from .. import plotting
-from ..methods import _INTERRUPT, Interrupted
+from ..drawing import Interrupted, interrupt_when
+from .canvas import artists, encode, figure, layout_key
+from .controls import STEPPED, Panel, grid, int_slider, message, stepped
+from .player import MAX_FRAMES, jshtml, sweep_size
+from .threads import RENDER, in_kernel, one_blas_thread, prompt_switching
 
 _LIVE_DPI = 72
-#: the kernel-free sweep is drawn this many pixels wide and shown at most this many CSS pixels wide
-#: (the book's text column is about 700-800 px), on a figure at most SWEEP_INCHES wide, so that its
-#: 11-point labels show at about 15 px and its 8-point legends at about 11 px
-SWEEP_PX = 760
-SWEEP_INCHES = 8.0
-#: at most this many frames in a sweep
-MAX_FRAMES = 12
 
 #: the number of moves scheduled in this process (a computation ahead stops when it changes)
 _MOVES = [0]
@@ -52,152 +37,8 @@ _MOVED = threading.Condition()
 #: without computing ahead)
 AHEAD_STEPS = 3
 AHEAD_DELAY = 0.2
-_STEPPED = (W.IntSlider, W.FloatSlider, W.FloatLogSlider)
 
 
-# --------------------------------------------------------------------------- figures
-def _figure(size, dpi, adjust) -> Figure:
-    """A figure outside pyplot (never shown by the inline backend), with a fixed layout (fast to redraw)."""
-    with mpl.rc_context(plotting.RC_PARAMS):
-        fig = Figure(figsize=size, dpi=dpi)
-    fig.subplots_adjust(**adjust)
-    FigureCanvasAgg(fig)
-    return fig
-
-
-def _png(fig: Figure) -> bytes:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=fig.dpi)
-    return buf.getvalue()
-
-
-def _encode(canvas: FigureCanvasAgg) -> bytes:
-    """PNG of what the Agg canvas holds now (after a draw or a blit), without drawing again."""
-    from PIL import Image
-
-    buf = io.BytesIO()
-    Image.fromarray(np.asarray(canvas.buffer_rgba())[..., :3]).save(buf, format="png", compress_level=1)
-    return buf.getvalue()
-
-
-def _artists(obj):
-    """The matplotlib artists held in an explorer's ``art`` dict (axes excluded)."""
-    if isinstance(obj, mpl.axes.Axes):
-        return
-    if isinstance(obj, mpl.artist.Artist):
-        yield obj
-    elif isinstance(obj, dict):
-        for v in obj.values():
-            yield from _artists(v)
-    elif isinstance(obj, (list, tuple, mpl.container.Container)):
-        for v in obj:
-            yield from _artists(v)
-
-
-def _layout_key(fig: Figure) -> tuple:
-    """What the static background depends on: axis limits and legend entries."""
-    key = []
-    for ax in fig.axes:
-        key.append((tuple(ax.get_xlim()), tuple(ax.get_ylim())))
-        leg = ax.get_legend()
-        if leg is not None:
-            key.append(tuple(t.get_text() for t in leg.get_texts()))
-            key.append(tuple((str(getattr(h, "get_color", lambda: "")()), str(getattr(h, "get_marker", lambda: "")()))
-                             for h in leg.legend_handles))
-    return tuple(key)
-
-
-_anim_ids = itertools.count()
-
-#: the player's Font Awesome icons, as plain characters (no stylesheet from a CDN)
-_ICONS = {
-    "fa fa-fast-backward": "&#8676;", "fa fa-step-backward": "&#8249;",
-    "fa fa-play fa-flip-horizontal": "&#9664;", "fa fa-pause": "&#10074;&#10074;",
-    "fa fa-play": "&#9654;", "fa fa-step-forward": "&#8250;", "fa fa-fast-forward": "&#8677;",
-    "fa fa-minus": "&minus;", "fa fa-plus": "+",
-}
-#: markers around every sweep; tests/nbval-sanitize.cfg compares sweeps like images (not at all)
-SWEEP_START = "<!-- blockcd sweep -->"
-SWEEP_END = "<!-- end of blockcd sweep -->"
-
-
-#: in JupyterLab (its output areas), the kernel-free sweep and the note on running live are hidden:
-#: the live explorer is there; the book's HTML has no such class and shows them
-_LIVE_HIDES = ("<style>.jp-OutputArea-output .blockcd-sweep, .jp-OutputArea-output .blockcd-note "
-               "{display: none}</style>")
-
-
-def _jshtml(fig: Figure, update, n_frames: int, name: str, fps: float = 1.5) -> str:
-    """A kernel-free animation of ``n_frames`` calls of ``update(i)``, as HTML.
-
-    Written with matplotlib's ``HTMLWriter``, as ``Animation.to_jshtml`` does, but
-    drawing each frame once.  The player's random element ids are replaced by
-    ``blockcd_<name>_<k>`` (k counts sweeps in this process), its icons by plain
-    characters (no stylesheet to fetch), and the whole is wrapped in
-    :data:`SWEEP_START` ... :data:`SWEEP_END`.
-    """
-    writer = HTMLWriter(fps=fps, embed_frames=True, default_mode="loop")
-    with tempfile.TemporaryDirectory() as tmp, mpl.rc_context({"animation.embed_limit": 8.0}):
-        path = os.path.join(tmp, "sweep.html")
-        with writer.saving(fig, path, dpi=fig.dpi):
-            for i in range(n_frames):
-                update(i)
-                writer.grab_frame()
-        with open(path, encoding="utf-8") as fh:
-            html = fh.read()
-    uid = re.search(r"_anim_img([0-9a-f]+)", html).group(1)
-    html = html.replace(uid, f"blockcd_{re.sub(r'[^a-z]', '', name)}_{next(_anim_ids)}")
-    html = re.sub(r'<link rel="stylesheet"\s+href="[^"]*font-awesome[^"]*">', "", html)
-    html = re.sub(r'<i class="([^"]*)"></i>', lambda mo: _ICONS.get(mo.group(1), ""), html)
-    # at the column's width, never wider than drawn (the player's box shrinks to its contents)
-    html = re.sub(r'<img id="', f'<img style="width:{SWEEP_PX}px;max-width:100%;height:auto" id="', html, count=1)
-    return f"{SWEEP_START}\n{_LIVE_HIDES}\n<div class=\"blockcd-sweep\">{html}</div>\n{SWEEP_END}"
-
-
-def _sweep_size(figsize) -> tuple[tuple[float, float], float]:
-    """(size in inches, dpi) of a sweep's figure: at most SWEEP_INCHES wide, the live figure's shape,
-    SWEEP_PX pixels wide (a narrower figure has relatively larger text, readable when shown at the
-    book's column width)."""
-    w = min(figsize[0], SWEEP_INCHES)
-    return (w, figsize[1] * w / figsize[0]), SWEEP_PX / w
-
-
-class _Panel(W.VBox):
-    """The explorer's box; its plain-text form names it (no widget reprs in stored outputs)."""
-
-    def __init__(self, title: str, **kw):
-        super().__init__(**kw)
-        self._title = title
-
-    def __repr__(self) -> str:
-        return f"<{self._title}: move the controls in a live notebook>"
-
-
-#: the controls' labels share one width, so that the sliders of a column start and end together
-LABEL_WIDTH = "96px"
-
-
-def _grid(controls, width: str) -> W.GridBox:
-    """The controls in equal columns as wide as the figure (as many of at least 250 px as fit).
-
-    Rows of boxes sized by their contents wrapped at different places on every
-    explorer; in a grid every cell has the width of the others and every label
-    the same width.
-    """
-    controls = list(controls)
-    for w in controls:
-        w.style.description_width = LABEL_WIDTH
-        w.layout.width = "auto"
-    return W.GridBox(controls, layout=W.Layout(
-        width=width, max_width="100%", grid_template_columns="repeat(auto-fill, minmax(250px, 1fr))",
-        grid_gap="2px 12px"))
-
-
-def style_box():
-    return {"description_width": "initial"}
-
-
-# --------------------------------------------------------------------------- base class
 class Explorer:
     """Controls, a figure redrawn on every move, and a pre-rendered sweep for the HTML.
 
@@ -227,12 +68,12 @@ class Explorer:
 
     def __init__(self, **defaults):
         self.controls: dict[str, W.Widget] = self._controls(**defaults)
-        self.figure = _figure(self.figsize, _LIVE_DPI, self.adjust)
+        self.figure = figure(self.figsize, _LIVE_DPI, self.adjust)
         with mpl.rc_context(plotting.RC_PARAMS):
             self.art = self._setup(self.figure)
         # the artists that change are drawn over a cached background (blitting); a full
         # draw happens only when the background changes (limits, legend)
-        self._dynamic = list(dict.fromkeys(_artists(self.art)))
+        self._dynamic = list(dict.fromkeys(artists(self.art)))
         for a in self._dynamic:
             a.set_animated(True)
         self._background = None
@@ -253,16 +94,16 @@ class Explorer:
         self._quiet = threading.Event()  # set when nothing runs in the background (no redraw, no computing ahead)
         self._quiet.set()
         self._lock = threading.Lock()
-        self.background = _in_kernel()
+        self.background = in_kernel()
         #: (control name, +1 or -1) of the reader's last move of a slider, whose next values are computed
         #: ahead while the kernel is idle (``_ahead``); None before any move
         self.moved: tuple[str, int] | None = None
-        with _one_blas_thread():
+        with one_blas_thread():
             self._link()
         for name, w in self.controls.items():
             w.observe(lambda change, name=name: self._note_move(name, change), names="value")
             w.observe(self._on_change, names="value")
-        self.widget = _Panel(f"blockcd {self.name} explorer", children=[_grid(self.controls.values(), width),
+        self.widget = Panel(f"blockcd {self.name} explorer", children=[grid(self.controls.values(), width),
                                                                           self.image, self.info])
         self.refresh()
 
@@ -324,7 +165,7 @@ class Explorer:
     def _note_move(self, name: str, change) -> None:
         """Remember which slider the reader moved, and which way (not the moves the explorer makes itself)."""
         w = self.controls[name]
-        if self._syncing or not isinstance(w, _STEPPED) or change["old"] == change["new"]:
+        if self._syncing or not isinstance(w, STEPPED) or change["old"] == change["new"]:
             return
         self.moved = (name, 1 if change["new"] > change["old"] else -1)
 
@@ -333,7 +174,7 @@ class Explorer:
             return
         self._syncing = True
         try:  # _link may build a problem (the playground's step range): one BLAS thread, as the redraws
-            with _one_blas_thread():
+            with one_blas_thread():
                 self._link()
         finally:
             self._syncing = False
@@ -371,7 +212,7 @@ class Explorer:
                     seen = self._wanted
                 # one redraw at a time in the process (matplotlib's rc settings are global), switching
                 # threads promptly while it runs (see _prompt_switching)
-                with _RENDER, _prompt_switching():
+                with RENDER, prompt_switching():
                     try:  # a redraw overtaken by a newer move is not drawn: the next one is
                         self.refresh(stale=lambda seen=seen: self._wanted != seen)
                     except Exception as exc:  # noqa: BLE001 - shown to the reader instead of a frozen figure
@@ -406,7 +247,7 @@ class Explorer:
         base = self.params()
         out = []
         for k in [*range(1, steps + 1), -1]:
-            v = _stepped(w, way * k)
+            v = stepped(w, way * k)
             if v is None:
                 if k > 0:
                     continue
@@ -432,7 +273,7 @@ class Explorer:
         with _MOVED:
             if _MOVED.wait_for(stale, timeout=AHEAD_DELAY):
                 return
-        with _RENDER, _one_blas_thread():
+        with RENDER, one_blas_thread():
             try:  # a range may need a problem built (IS-ASGD's step range)
                 todo = self.neighbours()
             except Exception:  # noqa: BLE001 - the redraw at those values says what fails, if the reader goes there
@@ -440,16 +281,13 @@ class Explorer:
         for params in todo:
             if stale():
                 return
-            with _RENDER, _prompt_switching(), _one_blas_thread():
-                _INTERRUPT.check = stale
+            with RENDER, prompt_switching(), one_blas_thread(), interrupt_when(stale):
                 try:
                     self._prefetch(params)
                 except Interrupted:
                     return
                 except Exception:  # noqa: BLE001, S112 - a value that fails fails again, with its message, if drawn
                     continue
-                finally:
-                    _INTERRUPT.check = None
 
     def wait(self, timeout: float | None = 60.0, *, ahead: bool = False) -> bool:
         """Wait until no redraw is running or pending (moves in a live kernel are drawn in the background);
@@ -465,7 +303,7 @@ class Explorer:
                     raise ValueError(f"{k!r} is not a control of the {self.name} explorer; "
                                      f"controls: {tuple(self.controls)}")
                 self.controls[k].value = v
-                with _one_blas_thread():
+                with one_blas_thread():
                     self._link()
         finally:
             self._syncing = False
@@ -479,17 +317,15 @@ class Explorer:
         and the figure is neither drawn nor sent (the next redraw is).
         """
         t0, c0 = time.perf_counter(), time.process_time()
-        with _one_blas_thread(), mpl.rc_context(plotting.RC_PARAMS):
+        with one_blas_thread(), mpl.rc_context(plotting.RC_PARAMS):
             # a run under way asks ``stale`` every few iterations and stops once the controls have moved
             # on (blockcd.run raises Interrupted): the newest values are then computed at once, not after
             # a whole run for values the reader has already left
-            _INTERRUPT.check = stale
             try:
-                info = self._update(self.art, self.params())
+                with interrupt_when(stale):
+                    info = self._update(self.art, self.params())
             except Interrupted:
                 return time.perf_counter() - t0
-            finally:
-                _INTERRUPT.check = None
             if stale is not None and stale():
                 return time.perf_counter() - t0
             self.info.value = info
@@ -502,7 +338,7 @@ class Explorer:
     def _render(self) -> bytes:
         """Blit the changed artists over the cached background and encode the canvas as PNG."""
         canvas = self.figure.canvas
-        key = _layout_key(self.figure)
+        key = layout_key(self.figure)
         if key != self._key or self._background is None:
             canvas.draw()  # static parts only: the dynamic artists are animated
             self._background = canvas.copy_from_bbox(self.figure.bbox)
@@ -513,12 +349,12 @@ class Explorer:
         for a in self._dynamic:
             if a.get_visible():
                 a.draw(renderer)
-        return _encode(canvas)
+        return encode(canvas)
 
     def animation(self) -> str:
         """HTML of the kernel-free sweep (at most 12 frames, SWEEP_PX pixels wide)."""
         frames = self._frames()[:MAX_FRAMES]
-        fig = _figure(*_sweep_size(self.figsize), self.adjust)
+        fig = figure(*sweep_size(self.figsize), self.adjust)
         with mpl.rc_context(plotting.RC_PARAMS):
             art = self._setup(fig)
         keep = self.last
@@ -534,7 +370,7 @@ class Explorer:
             update(0)
             with mpl.rc_context(plotting.RC_PARAMS):
                 fig.tight_layout(pad=0.5, w_pad=1.5, rect=(0, 0, 1, 0.94))
-            html = _jshtml(fig, update, len(frames), self.name)
+            html = jshtml(fig, update, len(frames), self.name)
         finally:
             self.last = keep
         return html
@@ -573,106 +409,3 @@ class BlocksExplorer(Explorer):
 
     def _limits(self, params):
         yield "tau", params["m"]
-
-_BLAS = []
-_RENDER = threading.Lock()
-
-
-def _stepped(w, k: int):
-    """The value of slider ``w`` ``k`` of its steps from the current one, or None outside its range."""
-    if isinstance(w, W.FloatLogSlider):
-        # the front end's value: base ** (a whole number of steps from min)
-        e = w.min + (round((math.log(w.value, w.base) - w.min) / w.step) + k) * w.step
-        if not w.min - 1e-9 <= e <= w.max + 1e-9:
-            return None
-        return float(w.base**e)
-    v = w.value + k * w.step
-    if not w.min <= v <= w.max:
-        return None
-    return type(w.value)(v)
-
-
-#: seconds a thread holding the GIL keeps it while another waits, during a background redraw
-#: (Python's default is 0.005)
-SWITCH_INTERVAL = 1e-4
-
-
-@contextlib.contextmanager
-def _prompt_switching(interval: float = SWITCH_INTERVAL):
-    """Hand the GIL over within ``interval`` seconds while a background redraw computes.
-
-    A redraw's run is a Python loop that holds the GIL; the kernel's main thread
-    (reading the next slider message) and its IOPub thread (sending replies and
-    status messages) need it for a moment at every step of their work, and with
-    Python's default of 5 ms each of these steps waited for the redraw: a slider
-    message was read, and its "idle" status reached the browser, 100-200 ms
-    late, and ipywidgets' front end sends a control's next value only once the
-    kernel is idle after the previous one.  Switching is only forced while
-    another thread waits, so the redraw itself is not slowed, and no number changes.
-    """
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(min(old, interval))
-    try:
-        yield
-    finally:
-        sys.setswitchinterval(old)
-
-
-def _in_kernel() -> bool:
-    """Whether this process is a Jupyter kernel whose widgets talk to a front end (redraw in the background)."""
-    try:
-        from IPython import get_ipython
-    except ImportError:  # pragma: no cover - ipywidgets depends on IPython
-        return False
-    shell = get_ipython()
-    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
-
-
-def _one_blas_thread():
-    """Run a callback with one BLAS thread: the explorers' arrays are small, and on a busy
-    machine a second BLAS thread only waits for a core (scikit-learn's threadpoolctl)."""
-
-    if not _BLAS:
-        try:
-            from threadpoolctl import ThreadpoolController
-
-            _BLAS.append(ThreadpoolController())
-        except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
-            _BLAS.append(None)
-    return contextlib.nullcontext() if _BLAS[0] is None else _BLAS[0].limit(limits=1, user_api="blas")
-
-
-def int_slider(desc, value, lo, hi, **kw):
-    return W.IntSlider(value=value, min=lo, max=hi, description=desc, continuous_update=False,
-                       style=style_box(), **kw)
-
-
-def message(text: str) -> str:
-    return f'<div style="color:#a30000;font-weight:bold;margin:0.3em 0">{text}</div>'
-
-
-def fmt_int(k) -> str:
-    return "not reached" if k is None or (isinstance(k, float) and not math.isfinite(k)) else f"{int(k):,}"
-
-
-def no_minor_ticks(*axes) -> None:
-    """Drop the minor ticks of log axes: they cost most of a full redraw and carry no numbers."""
-    for ax in axes:
-        ax.xaxis.set_minor_locator(mpl.ticker.NullLocator())
-        ax.yaxis.set_minor_locator(mpl.ticker.NullLocator())
-
-
-def decades(lo: float, hi: float, pad: float = 1.3) -> tuple[float, float]:
-    """Log-axis limits rounded out to powers of ten, so that small moves keep the axes (and the cached background)."""
-    return 10.0 ** math.floor(math.log10(lo / pad)), 10.0 ** math.ceil(math.log10(hi * pad))
-
-
-def nice_ceil(x: float) -> float:
-    """The smallest of 1, 2, 5 times a power of ten that is >= x (> 0): a linear axis limit that small
-    moves keep, and with it the cached background."""
-    e = 10.0 ** math.floor(math.log10(x))
-    return next(f * e for f in (1.0, 2.0, 5.0, 10.0) if f * e >= x * (1 - 1e-12))
-
-
-def log_taus(m: int, k: int = 8) -> list[int]:
-    return sorted({round(t) for t in np.geomspace(1, m, k)})

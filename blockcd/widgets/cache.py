@@ -5,7 +5,7 @@ Every explorer asks here for its problem (:func:`cached_problem`), its runs of
 (:func:`theorem_bound`) and the sweeps it reuses while a slider moves
 (Monte-Carlo variances, iterations to accuracy on a grid of tau, the theory's
 curve against tau), all ``functools.lru_cache``d by their arguments.  Nothing
-here draws: figures and controls are in :mod:`blockcd.widgets.base` and the
+here draws: figures and controls are in :mod:`blockcd.widgets.canvas`, :mod:`blockcd.widgets.controls` and the
 explorer modules.
 """
 
@@ -18,7 +18,7 @@ import numpy as np
 from .. import experiments, problems, theory
 from ..experiments import variance_mc
 from ..methods import run
-from .base import log_taus
+from .controls import log_taus
 
 #: problems the explorers can build (synthetic ones take d; the real ones fix it)
 PROBLEMS = ("ridge", "interpolating", "heterogeneous", "logistic", "breast cancer", "digits")

@@ -21,18 +21,7 @@ from .._validate import check_choice, check_float, check_int, check_seed
 from ..history import BYTES_PER_NUMBER, DivergenceError
 from ..registry import BOOK_METHODS as METHODS
 from ..registry import canonical
-from .base import (
-    MAX_FRAMES,
-    Explorer,
-    decades,
-    fmt_int,
-    int_slider,
-    log_taus,
-    message,
-    nice_ceil,
-    no_minor_ticks,
-    style_box,
-)
+from .base import Explorer
 from .cache import (
     PROBLEMS,
     SPLITS,
@@ -42,6 +31,9 @@ from .cache import (
     problem_d,
     theorem_bound,
 )
+from .canvas import decades, nice_ceil, no_minor_ticks
+from .controls import fmt_int, int_slider, log_taus, message, style_box
+from .player import MAX_FRAMES
 
 
 class ConvergenceExplorer(Explorer):

@@ -14,8 +14,10 @@ import numpy as np
 from .. import plotting, theory
 from .._validate import check_choice, check_int, check_seed
 from ..methods import BYTES_PER_NUMBER
-from .base import BlocksExplorer, fmt_int, nice_ceil
+from .base import BlocksExplorer
 from .cache import PROBLEMS, cached_problem, cached_run
+from .canvas import nice_ceil
+from .controls import fmt_int
 
 
 class TemplateExplorer(BlocksExplorer):

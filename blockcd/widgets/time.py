@@ -12,7 +12,9 @@ import numpy as np
 
 from .. import network, plotting
 from .._validate import check_choice, check_float, check_int
-from .base import Explorer, decades, int_slider, no_minor_ticks, style_box
+from .base import Explorer
+from .canvas import decades, no_minor_ticks
+from .controls import int_slider, style_box
 
 
 class TimeExplorer(Explorer):

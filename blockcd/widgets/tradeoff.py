@@ -17,8 +17,10 @@ from .._validate import check_choice, check_float, check_int, check_seed
 from ..history import DivergenceError
 from ..registry import BOOK_METHODS as METHODS
 from ..registry import canonical, get
-from .base import BlocksExplorer, decades, fmt_int, message, no_minor_ticks
+from .base import BlocksExplorer
 from .cache import PROBLEMS, iterations_to, problem_d, tradeoff_sweep
+from .canvas import decades, no_minor_ticks
+from .controls import fmt_int, message
 
 #: the methods the explorer offers: the book's, except IS-SAGA and those that need shared data (its
 #: problems give every worker its own rows and it has no split control; the convergence explorer has one)

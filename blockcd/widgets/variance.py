@@ -14,8 +14,11 @@ import numpy as np
 
 from .. import plotting, theory
 from .._validate import check_int, check_seed
-from .base import MAX_FRAMES, BlocksExplorer, decades, log_taus, no_minor_ticks
+from .base import BlocksExplorer
 from .cache import cached_variance_mc, variance_vectors
+from .canvas import decades, no_minor_ticks
+from .controls import log_taus
+from .player import MAX_FRAMES
 
 
 class VarianceExplorer(BlocksExplorer):

@@ -37,10 +37,12 @@ from functools import partial
 import numpy as np
 import scipy.sparse as sp
 
-from .. import problems
-from ..blocks import BlockSampler, partition
-from ..methods import Sent, run
-from ..oracle import dphi
+from blockcd import problems
+from blockcd.blocks import BlockSampler, partition
+from blockcd.messages import Sent
+from blockcd.methods import run
+from blockcd.oracle import dphi
+
 from .timing import Row, _interleaved, _repeat
 
 

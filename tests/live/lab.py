@@ -474,7 +474,7 @@ LARGEST_NOTEBOOK = "largest_sizes.ipynb"
 
 
 def largest_notebook(names=None) -> dict:
-    """A notebook showing each explorer at its largest sizes (:data:`blockcd.widgets.latency.LARGEST`)."""
+    """A notebook showing each explorer at its largest sizes (``LARGEST`` of ``latency``)."""
     from .latency import LARGEST
 
     cells = [{"cell_type": "code", "execution_count": None, "id": "setup", "metadata": {}, "outputs": [],

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..blocks import BlockSampler
+from blockcd.blocks import BlockSampler
 
 
 # ------------------------------------------------------------------ timing

@@ -1,4 +1,4 @@
-"""The performance benchmark: ``python -m blockcd.bench [--quick] [--only CASE ...] [--threads T]``.
+"""The performance benchmark: ``python -m benchmarks [--quick] [--only CASE ...] [--threads T]``.
 
 It prints one table (case, sizes, measured ratio, target, met or not, the
 same ratio from CPU time, notes) for the library's performance targets, every
@@ -32,7 +32,7 @@ ratio taken between times measured in the same run:
     An IBCD iteration at tau = m/n against the full-gradient floor and the
     *partial* floor (the margins plus the sent columns only) on large dense
     and sparse problems, n = 100 and 1000 workers, and memory per worker
-    (:mod:`blockcd.bench.scale`).
+    (``benchmarks/scale.py``).
 ``book``
     Wall time to execute each chapter ``book/*.ipynb`` (in memory, with
     ``nbclient``; the files are not modified).  Not part of ``--quick``.
@@ -75,10 +75,11 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from .. import problems, reference, theory
-from ..blocks import BlockSampler
-from ..methods import run
-from ..problems import Problem
+from blockcd import problems, reference, theory
+from blockcd.blocks import BlockSampler
+from blockcd.methods import run
+from blockcd.problems import Problem
+
 from .scale import case_scale
 from .timing import Row, _draw, _draw_uniforms, _interleaved, _repeat
 
@@ -382,7 +383,7 @@ def _case_book(quick: bool, reps: int, root: Path | None = None) -> list[Row]:
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
-    root = Path(__file__).resolve().parents[2] if root is None else root  # the checkout: blockcd/bench/ is two down
+    root = Path(__file__).resolve().parents[1] if root is None else root  # the checkout: benchmarks/ is one down
     chapters = sorted((root / "book").glob("*.ipynb"))
     if not chapters:
         return [Row("book: chapters", str(root / "book"), None, "< 60 s each", None, "no chapters found")]
@@ -475,7 +476,7 @@ def _without_blas_env(args) -> tuple[dict, str] | None:
     env = {k: v for k, v in os.environ.items() if k not in BLAS_ENV}
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "rows.json"
-        cmd = [sys.executable, "-m", "blockcd.bench", "--only", "floor", "--reps", str(args.reps), "--json", str(out)]
+        cmd = [sys.executable, "-m", "benchmarks", "--only", "floor", "--reps", str(args.reps), "--json", str(out)]
         if args.quick:
             cmd.append("--quick")
         if args.threads is not None:
@@ -486,8 +487,8 @@ def _without_blas_env(args) -> tuple[dict, str] | None:
 
 
 def main(argv=None) -> list[Row]:
-    """Run the benchmark (``python -m blockcd.bench --help``), print its table and return its rows."""
-    parser = argparse.ArgumentParser(prog="python -m blockcd.bench",
+    """Run the benchmark (``python -m benchmarks --help``), print its table and return its rows."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks",
                                      description="Performance benchmark of blockcd (see the module docstring).")
     parser.add_argument("--quick", action="store_true", help="reduced sizes, a few seconds, no book")
     parser.add_argument("--only", nargs="+", choices=CASES, metavar="CASE", help=f"cases to run, of {CASES}")

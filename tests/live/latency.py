@@ -1,15 +1,15 @@
-"""The explorers' latency benchmark: ``python -m blockcd.widgets --bench [--live]``.
+"""The explorers' latency benchmark: ``python -m tests.live --bench [--live]``.
 
 :func:`bench` replays a fixed list of slider moves through each explorer's
 observer and reports the median and 90th percentile of the callback time, wall
-clock and CPU (the kernel's side).  With ``--live``, :func:`blockcd.widgets.live.bench_live`
+clock and CPU (the kernel's side).  With ``--live``, ``lab.bench_live``
 also runs every chapter with an explorer in a real JupyterLab and reports the
 median of five times from the last of three key presses on the explorer's first
 slider to the redrawn figure in Chromium (what a reader waits for).  Both are
 reported at the explorers' default sizes (the chapters' settings) and at their
 largest (:data:`LARGEST`: n, and d where it is a control, at the end of its range).  Nothing
 here draws or computes for the book; the library's own benchmark is
-:mod:`blockcd.bench`.
+``benchmarks`` (``python -m benchmarks``).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from __future__ import annotations
 import matplotlib as mpl
 import numpy as np
 
-from .._validate import check_choice
-from .registry import EXPLORERS
+from blockcd._validate import check_choice
+from blockcd.widgets.registry import EXPLORERS
 
 
 def _bench_moves(name: str) -> list[dict]:
@@ -100,9 +100,9 @@ def bench(names=None, *, sizes: str = "default", verbose: bool = True) -> dict[s
 def main(argv=None) -> int:
     import argparse
 
-    from .. import widgets
+    from blockcd import widgets
 
-    ap = argparse.ArgumentParser(prog="python -m blockcd.widgets", description=widgets.__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m tests.live", description=widgets.__doc__.split("\n")[0])
     ap.add_argument("--bench", action="store_true", help="time the callbacks of every explorer")
     ap.add_argument("--live", action="store_true",
                     help="also time key press -> redrawn figure in JupyterLab and Chromium (needs both)")
@@ -117,7 +117,7 @@ def main(argv=None) -> int:
     print(flush=True)
     bench(names or None, sizes="largest")
     if args.live:
-        from . import live
+        from . import lab as live
 
         print(flush=True)
         live.bench_live(names=names or None)

@@ -1,0 +1,5 @@
+"""``python -m benchmarks``: run the benchmark (``benchmarks.main``)."""
+
+from . import main
+
+main()
