@@ -15,6 +15,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+import sys
 
 import numpy as np
 
@@ -227,10 +228,9 @@ def _same_array(a, b) -> bool:
 
 def library_version() -> str | None:
     """The version of blockcd: ``blockcd.__version__`` if it is set, else the installed package's
-    metadata version, else None."""
-    import blockcd
-
-    v = getattr(blockcd, "__version__", None)
+    metadata version, else None.  (The package is read from ``sys.modules``, where importing this
+    module has put it, so that this module does not import the package that imports it.)"""
+    v = getattr(sys.modules.get(__name__.rpartition(".")[0]), "__version__", None)
     if v:
         return str(v)
     try:
