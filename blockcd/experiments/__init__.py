@@ -8,8 +8,9 @@ plotting is in :mod:`blockcd.plotting` and the predictions in
 :mod:`blockcd.theory`.
 
 One module a job: ``counts`` (iterations to an accuracy),
-``montecarlo`` (Monte-Carlo estimates and exact one-step checks) and
-``trajectories`` (what a run settles to); every name is available here.
+``montecarlo`` (Monte-Carlo estimates and exact one-step checks),
+``trajectories`` (what a run settles to) and ``delays`` (asynchronous
+IS-SGD's mean iterate under delays, chapter 12); every name is available here.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from .counts import (
     tuned_run,
     tuned_step,
 )
+from .delays import async_mean_check, epoch_ratios, expected_async_iterate
 from .montecarlo import (
     composition_identity,
     composition_mc,
@@ -45,11 +47,14 @@ TUNED_SCALES = counts.TUNED_SCALES
 
 __all__ = [
     "TUNED_SCALES",
+    "async_mean_check",
     "composition_identity",
     "composition_mc",
     "coverage_mc",
     "crossing",
     "dense_and_sparse",
+    "epoch_ratios",
+    "expected_async_iterate",
     "growth_mc",
     "is_saga_inequality_ratio",
     "isega_inequality_ratios",

@@ -122,7 +122,11 @@ def minibatch_growth(problem, batch: int | None) -> tuple[float, float]:
 
 
 def rho(problem, m: int, tau: int, *, batch: int | None = None) -> float:
-    r"""Strong growth constant of the IS-ASGD estimator, Lemma 1 in the book's units (chapter 7).
+    r"""Strong growth constant of the IS-ASGD estimator: the book's lemma lem-rho-batch (chapter 7).
+
+    The paper's Lemma 1 states that the IASGD estimate satisfies strong growth, but its constants
+    are not legible in the text the book works from; this is the constant the book derives and
+    checks (chapter 7), not the paper's.
 
     .. math:: \rho(\tau) = 1 + \Big(\omega + \frac{m}{\tau}\,\bar\rho\Big)\frac{\rho_0}{n},
               \qquad \omega = \frac{m}{\tau} - 1,

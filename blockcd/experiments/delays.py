@@ -1,0 +1,177 @@
+"""Asynchronous IS-SGD under delays: the mean iterate it must follow, and a check that can fail.
+
+On least squares every gradient is affine in the point, and asynchronous IS-SGD's blocks and
+minibatches are drawn afresh for every message, independently of the point it was computed on.
+So, for a fixed arrival record, the expected iterate follows exactly the same asynchronous method
+with full local gradients and no sparsification (chapter 12, ``prop-async-mean``):
+
+.. math:: \\mathbb{E}\\,\\bar x^t = \\bar y^t ,
+
+whatever the delays and the step.  :func:`expected_async_iterate` computes :math:`\\bar y^t`
+by its own recursion, written apart from :class:`blockcd.rules.ISSGDAsync`;
+:func:`async_mean_check` sets the mean of seeded runs of the library's method beside it, in
+standard errors.  A master that applied each message to the current average (asynchronous SGD
+without local iterates), forgot the factor ``m/tau`` or ignored the delays would miss it by many
+standard errors (``tests/test_delays.py`` runs such masters).
+
+:func:`epoch_ratios` gives the contraction of ``||x - x*||^2`` over each epoch of ``M`` arrivals
+of a run, the quantity Theorem 9's rate is stated in; their geometric mean is
+:func:`blockcd.asynchronous.epoch_rate`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .._validate import check_float, check_int, check_seed
+
+__all__ = ["async_mean_check", "epoch_ratios", "expected_async_iterate"]
+
+
+def _record(record, n: int, iters: int) -> np.ndarray:
+    arr = np.asarray(record)
+    if arr.ndim != 1 or not (np.issubdtype(arr.dtype, np.integer) or arr.size == 0):
+        raise TypeError(f"record must be a 1-D integer array (the worker of each arrival), got "
+                        f"{type(record).__name__} of shape {np.shape(record)}")
+    if arr.size < iters:
+        raise ValueError(f"record has {arr.size} arrivals, fewer than iters = {iters}")
+    arr = arr[:iters].astype(np.int64)
+    if arr.size and (arr.min() < 0 or arr.max() >= n):
+        raise ValueError(f"record's workers must be in [0, {n - 1}], got values in [{arr.min()}, {arr.max()}]")
+    return arr
+
+
+def _least_squares(problem) -> None:
+    if not hasattr(problem, "loss") or not hasattr(problem, "worker"):
+        raise TypeError(f"problem must be a blockcd Problem, got {type(problem).__name__}")
+    if problem.loss != "ridge" or getattr(problem, "nonconvex", 0.0) or problem.reg is not None:
+        raise ValueError("problem must be least squares (loss='ridge') without a regulariser or a non-convex "
+                         "term: the mean iterate follows the full-gradient method only when every gradient is "
+                         "affine and the master applies no prox")
+
+
+def expected_async_iterate(problem, record, step: float, iters: int, x0=None) -> np.ndarray:
+    r"""The mean iterate of asynchronous IS-SGD after ``iters`` arrivals of ``record`` (chapter 12).
+
+    On least squares this is :math:`\bar y^t`, asynchronous gradient descent with full local
+    gradients along the same record: worker :math:`i_t`'s local iterate becomes
+    :math:`u_i - \gamma\nabla f_i(u_i)` at the point :math:`u_i` the master last sent it, the average
+    :math:`\bar y` moves by a :math:`1/n` share of the change, and worker :math:`i_t` receives
+    :math:`\bar y`.  By ``prop-async-mean`` it equals :math:`\mathbb{E}\,\bar x^t` for every ``m``,
+    ``tau`` and minibatch, whatever the delays.
+
+    Parameters
+    ----------
+    problem : Problem
+        Least squares (``loss='ridge'``, any ``lam``), no regulariser.
+    record : 1-D int array
+        The worker of each arrival (an arrival record, as ``History.arrivals`` or
+        ``Speeds.arrivals`` give it), at least ``iters`` long, entries in [0, n - 1].
+    step : float
+        The book's step, > 0.
+    iters : int
+        Arrivals, >= 0.
+    x0 : array (d,) or None
+        The start (zeros, as :func:`blockcd.run`).
+
+    Returns
+    -------
+    array (d,)
+        :math:`\bar y^{\text{iters}}`.
+    """
+    _least_squares(problem)
+    step = check_float("step", step, positive=True)
+    iters = check_int("iters", iters, 0)
+    n, d = int(problem.n), int(problem.d)
+    rec = _record(record, n, iters)
+    start = np.zeros(d) if x0 is None else np.asarray(x0, dtype=float)
+    if start.shape != (d,) or not np.all(np.isfinite(start)):
+        raise ValueError(f"x0 must be a finite vector of length d = {d}, got shape {start.shape}")
+    workers = [problem.worker(i) for i in range(n)]
+    mean = start.copy()
+    local = np.tile(start, (n, 1))          # every worker's local iterate y_i
+    held = np.tile(start, (n, 1))           # the point u_i each worker computes on
+    for i in rec:
+        new = held[i] - step * workers[i].grads(held[i])
+        mean += (new - local[i]) / n
+        local[i] = new
+        held[i] = mean
+    return mean
+
+
+def async_mean_check(problem, record, *, m: int, tau: int, step: float, iters: int,
+                     batch: int | None = None, seeds: Sequence[int] = tuple(range(40))) -> dict:
+    r"""Seeded runs of asynchronous IS-SGD along ``record``, their mean against :func:`expected_async_iterate`.
+
+    Runs ``blockcd.run(problem, "is-sgd-async", m=m, tau=tau, batch=batch, step=step, iters=iters,
+    seed=s, delays=record)`` for each seed, takes the mean :math:`\hat x` of the final iterates and its
+    standard error per coordinate, and measures every coordinate's distance from the prediction
+    :math:`\bar y` in standard errors (``z``).  With 40 seeds and d coordinates a correct method
+    keeps every ``|z|`` below 4 except with a probability of about :math:`3\times10^{-4} d`
+    (Student's t with 39 degrees of freedom).
+
+    Parameters
+    ----------
+    problem, record, step, iters
+        As for :func:`expected_async_iterate`.
+    m, tau, batch : int
+        As for :func:`blockcd.run`.
+    seeds : sequence of int
+        At least 2 distinct seeds >= 0, one run each.
+
+    Returns
+    -------
+    dict
+        ``predicted`` (:math:`\bar y`), ``measured`` (:math:`\hat x`), ``se`` (per coordinate),
+        ``z`` (largest :math:`|\hat x_j - \bar y_j|/\text{se}_j`), ``relative`` (the bias
+        :math:`\lVert\hat x - \bar y\rVert / \lVert\bar y - x^\star\rVert`) and ``mean_error`` and
+        ``predicted_error``, :math:`\lVert\hat x - x^\star\rVert` and :math:`\lVert\bar y - x^\star\rVert`.
+    """
+    from ..methods import run
+
+    seeds = [check_seed("seeds[]", s) for s in seeds]
+    if len(set(seeds)) < 2:
+        raise ValueError(f"seeds must hold at least 2 distinct seeds (a standard error), got {seeds!r}")
+    predicted = expected_async_iterate(problem, record, step, iters)
+    rec = _record(record, int(problem.n), iters)
+    xs = np.array([run(problem, "is-sgd-async", m=m, tau=tau, batch=batch, step=step, iters=iters, seed=s,
+                       delays=rec).x for s in seeds])
+    measured = xs.mean(axis=0)
+    se = xs.std(axis=0, ddof=1) / np.sqrt(len(seeds))
+    gap = np.abs(measured - predicted)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(se > 0, gap / se, np.where(gap > 0, np.inf, 0.0))
+    xstar = problem.x_star
+    return {"predicted": predicted, "measured": measured, "se": se, "z": float(z.max()),
+            "relative": float(np.linalg.norm(measured - predicted) / np.linalg.norm(predicted - xstar)),
+            "mean_error": float(np.linalg.norm(measured - xstar)),
+            "predicted_error": float(np.linalg.norm(predicted - xstar))}
+
+
+def epoch_ratios(history, M: int) -> np.ndarray:
+    """The contraction ||x^{(e+1)M} - x*||^2 / ||x^{eM} - x*||^2 of each epoch of ``M`` arrivals of a run.
+
+    Theorem 9's rate is stated per epoch, floor(t/M); the geometric mean of these ratios is
+    :func:`blockcd.asynchronous.epoch_rate`, and a ratio above 1 is an epoch that expanded.
+
+    Parameters
+    ----------
+    history : History
+        A run's history (its ``dist2``).
+    M : int
+        The epoch's length in arrivals, >= 1.
+
+    Returns
+    -------
+    array
+        One ratio per complete epoch recorded.
+    """
+    M = check_int("M", M, 1)
+    if not hasattr(history, "dist2"):
+        raise TypeError(f"history must be a blockcd History, got {type(history).__name__}")
+    e = np.asarray(history.dist2, dtype=float)[::M]
+    if e.size < 2:
+        raise ValueError(f"the run records fewer than M = {M} arrivals, less than one epoch")
+    return e[1:] / e[:-1]
