@@ -323,6 +323,8 @@ def test_first_cell_installs_the_library_when_missing(doc):
     first = next(c for c in nb["cells"] if c["cell_type"] == "code")
     src = "".join(first["source"])
     assert "except ImportError" in src and "pip" in src and "blockcd" in src, f"{doc}: first cell does not install blockcd"
+    # %pip works in JupyterLab, Colab and Pyodide kernels; a subprocess does not in the last
+    assert "%pip install" in src and "subprocess" not in src, f"{doc}: first cell installs without %pip"
 
 
 SCREENS = {"laptop": ((1366, 900), 1), "phone": ((390, 844), 2)}
