@@ -68,6 +68,14 @@ def test_no_unresolved_reference_and_no_output_repr():
     assert "<IPython.core.display" not in body, body.count("<IPython.core.display")
 
 
+def test_every_explorer_prints_as_its_static_frame():
+    # each explorer's output is its sweep's frame (a picture) and the note saying so, once per explorer
+    from blockcd.widgets.registry import NOTE_PRINT
+
+    shows = sum(len(re.findall(r"widgets\.show\(", p.read_text())) for p in (ROOT / "book").glob("*.ipynb"))
+    assert " ".join(text().split()).count(words(NOTE_PRINT, 7)) == shows >= 8
+
+
 def test_chapters_numbered_as_in_the_html():
     # the HTML's navigation (on every page; the glance page's here): "<a ...>1. The template: ...</a>"; the PDF's contents: "1 The template: ... 15"
     nav = re.findall(r'toctree-l1[^"]*"><a class="reference internal" href="[^"]+">(\d+)\. ([^<]+)</a>',
