@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PDF = ROOT / "_build" / "latex" / "book.pdf"
 HTML = ROOT / "_build" / "html"
 REQUIRED = os.environ.get("BLOCKCD_REQUIRE_PDF") == "1"
-#: 323 pages on 5 December 2026 (solutions left out); the instructor's copy has about 40 more
+#: 333 pages on 5 December 2026 (solutions left out); the instructor's copy has 361
 PAGES = (200, 600)
 
 for what, missing in (("the PDF", not PDF.exists()), ("pdftotext", shutil.which("pdftotext") is None),
