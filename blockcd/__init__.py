@@ -58,7 +58,9 @@ __all__ = [
     "sparsify",
     "theory",
 ]
-__version__ = "0.1.0"
+#: the package version, the single source of ``pyproject.toml``'s (``[tool.setuptools.dynamic]``), the
+#: book's footer and title page, ``python -m blockcd --version``, ``reproduce``'s CSVs and CHANGELOG.md
+__version__ = "0.2.0"
 #: the repository the book and the library are published from; ``_config.yml`` (the book's
 #: repository button) and the chapters' first cells (the Colab install) hold copies that
 #: tests/test_repository.py checks against this one

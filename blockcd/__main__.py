@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from . import __version__
 from .reproduce import EXPERIMENTS, TOLERANCE, experiment_name
 
 
@@ -60,6 +61,8 @@ def parser() -> argparse.ArgumentParser:
         prog="python -m blockcd",
         description="blockcd: independent block sparsification for distributed optimization.",
     )
+    p.add_argument("--version", action="version", version=f"blockcd {__version__}",
+                   help="print the version of blockcd (the book's footer names the same) and exit")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     r = sub.add_parser(

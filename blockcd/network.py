@@ -272,7 +272,7 @@ def preset_optima(n: int, m: int, *, r: float, kappa: float = 10.0, eps: float =
                   accounting: str = "parameter-server") -> list[dict]:
     r"""The time-optimal tau for every link of :data:`LINKS` and model of :data:`MODELS` (chapter 9).
 
-    For each pair, with :math:`T_{\text{compute}} = ` ``compute_per_parameter`` :math:`\cdot d`:
+    For each pair, with :math:`T_{\text{compute}}` = ``compute_per_parameter`` :math:`\cdot\, d`:
     the ratio :math:`c_0/(\beta d)` of the round's fixed cost to the time the
     master needs to receive one gradient, the closed form :math:`\tau^\star` of
     :func:`optimal_tau`,

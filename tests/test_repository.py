@@ -48,6 +48,11 @@ def test_config_repository_is_the_library_one():
     assert urls == [blockcd.__url__]
 
 
+def test_readme_names_the_library_repository():
+    urls = re.findall(r"https://github\.com/\S+?(?=[\s.,;)]*(?:\s|$))", (ROOT / "README.md").read_text())
+    assert urls and set(urls) == {blockcd.__url__}
+
+
 def test_intro_clones_the_library_repository():
     clones = re.findall(r"git clone (\S+)", (ROOT / "book" / "intro.md").read_text())
     assert clones == [blockcd.__url__]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import plotting, registry, theory
+from .. import __version__, plotting, registry, theory
 from .._validate import check_choice, check_float, check_seed
 from ..experiments import iterations_to, tuned_step
 
@@ -176,11 +176,12 @@ def _write_csv(path: Path, rows: Sequence[dict]) -> Path:
     keys = list(COLUMNS) if rows and "experiment" in rows[0] else []
     for r in rows:
         keys += [k for k in r if k not in keys]
+    # the last column names the version that wrote the file (CHANGELOG.md)
     with open(path, "w", newline="") as fh:
         w = csv.writer(fh, lineterminator="\n")
-        w.writerow(keys)
+        w.writerow([*keys, "blockcd_version"])
         for r in rows:
-            w.writerow([_fmt(r.get(k)) for k in keys])
+            w.writerow([*(_fmt(r.get(k)) for k in keys), __version__])
     return path
 
 

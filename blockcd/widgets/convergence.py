@@ -269,7 +269,8 @@ class Playground(ConvergenceExplorer):
 
     def wait_ready(self) -> None:
         """Wait for the background import of scikit-learn's data sets started when the playground was built."""
-        self._prewarm.join()
+        if self._prewarm is not None:
+            self._prewarm.join()
 
     def _setup(self, fig):
         gs = fig.add_gridspec(1, 3)
@@ -323,12 +324,19 @@ class Playground(ConvergenceExplorer):
 
 
 def _prewarm_sklearn():
-    """Import scikit-learn's data sets in the background, so that the first switch to real data is quick."""
+    """Import scikit-learn's data sets in the background, so that the first switch to real data is quick
+    (None, and nothing started, where the platform has no threads)."""
     import importlib
+    import sys
     import threading
 
+    if sys.platform == "emscripten":  # Pyodide: no threads; the import happens at the first switch
+        return None
     th = threading.Thread(target=importlib.import_module, args=("sklearn.datasets",), daemon=True)
-    th.start()
+    try:
+        th.start()
+    except RuntimeError:  # "can't start new thread"
+        return None
     return th
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .._validate import check_choice
 from .convergence import convergence_explorer, playground
+from .frame import Player, shown_frame
 from .template import template_explorer
 from .time import time_explorer
 from .tradeoff import tradeoff_explorer
@@ -20,6 +21,9 @@ NOTE = (
     "the chapter live with the launch button (rocket icon) at the top of the page (Binder or Colab), or clone "
     "the repository, run <code>pip install -r requirements.txt</code> and <code>jupyter lab book/</code>.</p>"
 )
+#: the note where the sweep is a still picture (the PDF): what the figure is and where it moves
+NOTE_PRINT = ("The figure above is one frame of a pre-computed sweep, which the book's HTML plays. To move the "
+              "controls, open the chapter in a running kernel: pip install -r requirements.txt, jupyter lab book/.")
 
 
 #: name -> builder, for :func:`show`
@@ -47,10 +51,10 @@ def show(name: str, **kwargs) -> None:
         Defaults of the explorer's controls, passed to its builder
         (e.g. ``show("convergence", method="isega", tau=4)``).
     """
-    from IPython.display import HTML, display
+    from IPython.display import display
 
     name = check_choice("name", name, tuple(EXPLORERS))
     ex = EXPLORERS[name](**kwargs)
-    display(HTML(ex.animation()))
-    display(HTML(NOTE))
+    display(Player(ex.animation(), frame=shown_frame(ex)))
+    display({"text/html": NOTE, "text/plain": NOTE_PRINT}, raw=True)
     display(ex)

@@ -1,0 +1,215 @@
+"""The whole book as one PDF (``jupyter-book build . --builder pdflatex``), and its version.
+
+For the LaTeX builder only:
+
+1. No notebook is executed: the PDF typesets the outputs stored in the notebooks, the same
+   outputs strict nbval checks against a fresh run, so the PDF build does not run the book a
+   second time.
+2. A stand-in ``bbm.sty`` (``book/_ext/latex``) is copied next to the ``.tex``; the class of
+   Jupyter Book loads ``bbm``, which Debian ships only in its 1.4 GB ``texlive-fonts-extra``.
+3. The preamble defines the MathJax macros of ``_config.yml`` (``\\R``, ``\\E``, ...) for LaTeX
+   too, allows lists nested deeper than LaTeX's four levels (the glance page's dependency
+   tree), and typesets ★ in an upright font that has the glyph.
+4. Pages the HTML leaves unnumbered (the introduction, the glance page, the appendix and the
+   back matter) are unnumbered chapters in the PDF too, so that chapter, section and figure
+   numbers agree with the HTML's.
+5. Solutions are left out of the PDF; ``BLOCKCD_SOLUTIONS=inline`` keeps them under their
+   exercises, in the PDF and (opened, not as dropdowns) in the HTML: the instructor's copy.
+6. Domain indices other than the Python module index are left out (the proof index would list
+   raw labels).
+7. An output that exists only as HTML (a player stored without its static frame) is left out
+   rather than printed as ``<IPython.core.display.HTML object>``.
+
+For every builder: the package version and the build date (``SOURCE_DATE_EPOCH`` if set, else
+today, UTC) are the Sphinx ``version``/``release``, shown in every HTML page's footer and on the
+PDF's title page.
+"""
+
+import datetime as _dt
+import os
+from pathlib import Path
+
+from docutils import nodes
+
+HERE = Path(__file__).parent
+
+#: numbered depth of the chapters (chapter, section, subsection: as Sphinx sets it for this book)
+SECNUMDEPTH = 2
+#: the HTML's numfig_secnum_depth (Sphinx's default): figures, theorems and exercises by chapter
+HTML_NUMFIG_SECNUM_DEPTH = 1
+
+
+def instructor() -> bool:
+    """Whether solutions are printed inline (``BLOCKCD_SOLUTIONS=inline``)."""
+    value = os.environ.get("BLOCKCD_SOLUTIONS", "hidden")
+    if value not in ("hidden", "inline"):
+        raise ValueError(f"BLOCKCD_SOLUTIONS must be 'hidden' or 'inline', got {value!r}")
+    return value == "inline"
+
+
+def build_date() -> str:
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    when = _dt.datetime.fromtimestamp(int(epoch), _dt.timezone.utc) if epoch else _dt.datetime.now(_dt.timezone.utc)
+    return when.strftime("%Y-%m-%d")
+
+
+def _macros(config) -> str:
+    """``\\newcommand`` lines for the MathJax macros of ``mathjax3_config``."""
+    macros = (config.mathjax3_config or {}).get("tex", {}).get("macros", {})
+    lines = []
+    for name, body in macros.items():
+        nargs = 0
+        if isinstance(body, (list, tuple)):
+            body, nargs = body[0], int(body[1])
+        args = f"[{nargs}]" if nargs else ""
+        lines.append(rf"\providecommand{{\{name}}}{{}}\renewcommand{{\{name}}}{args}{{{body}}}")
+    return "\n".join(lines)
+
+
+PREAMBLE = r"""
+% ---- blockcd (book/_ext/latex_book.py) ----
+%% lists nested deeper than four levels
+\usepackage{enumitem}
+\setlistdepth{9}
+\renewlist{itemize}{itemize}{9}
+\setlist[itemize]{label=\textbullet}
+\renewlist{enumerate}{enumerate}{9}
+\setlist[enumerate]{label=\arabic*.}
+%% the star of the exercises' levels, upright, from a font that has it
+\usepackage{newunicodechar}
+\newfontfamily\blockcdstarfont{FreeSerif}[Extension=.otf,UprightFont=*,ItalicFont=*,BoldFont=*Bold,BoldItalicFont=*Bold]
+\newunicodechar{★}{{\blockcdstarfont\char"2605}}
+%% the MathJax macros of _config.yml
+"""
+
+
+def _config_inited(app, config):
+    from blockcd import __version__
+
+    date = build_date()
+    config.version = __version__
+    config.release = f"{__version__} ({date})" + (", instructor's copy with solutions" if instructor() else "")
+    theme = dict(config.html_theme_options or {})
+    footer = f"blockcd {__version__}, built {date}"
+    if instructor():
+        footer += " (instructor's copy, with solutions)"
+    theme["extra_footer"] = (theme.get("extra_footer") or "") + f'<p class="blockcd-version">{footer}</p>'
+    config.html_theme_options = theme
+    elements = config.latex_elements
+    elements["preamble"] = elements.get("preamble", "") + PREAMBLE + _macros(config) + "\n"
+    config.latex_domain_indices = ["py-modindex"]
+
+
+def _builder_inited(app):
+    if app.builder.format != "latex":
+        return
+    # the stored outputs, checked by nbval, are typeset; nothing is executed again
+    app.config.nb_execution_mode = "off"
+    app.config.latex_additional_files = list(app.config.latex_additional_files or []) + [
+        str(HERE / "latex" / "bbm.sty")
+    ]
+
+
+def _number_as_html_config(app):
+    """Number theorems and exercises by chapter, as the HTML does ("Exercise 1.1", not "1.10.1").
+
+    sphinx-jupyterbook-latex sets ``numfig_secnum_depth`` to 2 for LaTeX.  Sphinx reads it twice:
+    when it numbers theorems and exercises (the same numbers as the HTML only at the HTML's depth,
+    1), and when it writes the LaTeX, where with chapters under parts 2 is what resets the figure
+    counter at each chapter ("Fig. 2.1").  So 1 while reading, and the LaTeX value again before
+    writing (:func:`_doctree_resolved`).
+    """
+    if app.builder.format == "latex":
+        app.env.blockcd_latex_numfig_depth = app.config.numfig_secnum_depth
+        app.config.numfig_secnum_depth = HTML_NUMFIG_SECNUM_DEPTH
+
+
+def _is_solution(node) -> bool:
+    return type(node).__name__ in ("solution_node", "solution_start_node", "solution_end_node")
+
+
+def _doctree_resolved(app, doctree, docname):
+    if app.builder.format == "latex":
+        app.config.numfig_secnum_depth = getattr(app.env, "blockcd_latex_numfig_depth", 2)
+        if not instructor():
+            for node in list(doctree.findall(_is_solution)):
+                node.parent.remove(node)
+        _number_as_html(app, doctree)
+        _name_chapters(app, doctree)
+        _exercise_references(app, doctree)
+        _drop_html_only_outputs(doctree)
+    elif app.builder.format == "html" and instructor():
+        for node in doctree.findall(_is_solution):
+            node["classes"] = [c for c in node["classes"] if c != "dropdown"]
+
+
+def _number_as_html(app, doctree):
+    """Number in LaTeX exactly the documents the HTML numbers (``toc_secnumbers``)."""
+    from sphinx import addnodes
+
+    secnumbers = app.env.toc_secnumbers
+    for start in doctree.findall(addnodes.start_of_file):
+        depth = SECNUMDEPTH if secnumbers.get(start["docname"]) else -1
+        start.insert(0, nodes.raw("", rf"\setcounter{{secnumdepth}}{{{depth}}}" + "\n", format="latex"))
+
+
+def _name_chapters(app, doctree):
+    """Give each document's top section its title as a name, as sphinx-proof expects.
+
+    sphinx-proof finds a theorem's document by the title among its section's names; a title with
+    an apostrophe ("The paper's claims") is typeset with a typographic one and was not found,
+    which left that chapter's lemmas unnumbered and their labels undefined.
+    """
+    from sphinx import addnodes
+
+    for start in doctree.findall(addnodes.start_of_file):
+        title = app.env.titles.get(start["docname"])
+        section = next(iter(start.findall(nodes.section)), None)
+        if title is not None and section is not None and section.get("docname") == start["docname"]:
+            name = title.astext().lower()
+            if name not in section["names"]:
+                section["names"].append(name)
+
+
+def _exercise_references(app, doctree):
+    """References to an exercise of another chapter point at the exercise's LaTeX label.
+
+    sphinx-exercise rewrites references within a chapter only; across chapters the reference names
+    a label it never writes, and the PDF printed "Exercise ??".
+    """
+    from sphinx import addnodes
+    from sphinx_exercise.nodes import exercise_latex_number_reference
+
+    registry = getattr(app.env, "sphinx_exercise_registry", {})
+    for ref in list(doctree.findall(addnodes.number_reference)):
+        if isinstance(ref, exercise_latex_number_reference):
+            continue
+        label = ref.get("refuri", "").rpartition("#")[2] or ref.get("refid", "")
+        if label in registry and registry[label].get("type", "").startswith("exercise"):
+            new = exercise_latex_number_reference(refid=label)
+            new += nodes.Text(ref.astext())
+            ref.replace_self(new)
+
+
+#: what IPython prints for an HTML display that has no other form (a player without a static frame)
+HTML_ONLY = "<IPython.core.display.HTML object>"
+
+
+def _drop_html_only_outputs(doctree):
+    """Leave out of the PDF the outputs that exist only as HTML, instead of printing their repr.
+
+    The explorers' and chapter 13's players carry a static frame (``blockcd.widgets.frame.Player``),
+    which the PDF shows; an output stored before they did prints nothing rather than a grey box.
+    """
+    for block in list(doctree.findall(nodes.literal_block)):
+        if block.astext().strip() == HTML_ONLY:
+            block.parent.remove(block)
+
+
+def setup(app):
+    app.connect("config-inited", _config_inited)
+    # before myst-nb reads its configuration (priority 500)
+    app.connect("builder-inited", _builder_inited, priority=100)
+    app.connect("builder-inited", _number_as_html_config, priority=900)
+    app.connect("doctree-resolved", _doctree_resolved)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
