@@ -1,4 +1,4 @@
-"""The results-at-a-glance page (book/glance.md) agrees with blockcd.theory.
+"""The reference table of every method (book/results.md) agrees with blockcd.theory.
 
 The page writes every method's constant, step, floor, rate and K(m/n)/K(m) as closed
 forms.  Each test evaluates the page's form and the library's function on the same
@@ -16,7 +16,7 @@ import pytest
 from blockcd import problems, registry
 from blockcd import theory as T
 
-PAGE = Path(__file__).resolve().parents[1] / "book" / "glance.md"
+PAGE = Path(__file__).resolve().parents[1] / "book" / "results.md"
 M = 20
 
 

@@ -66,8 +66,10 @@ def toc_files() -> list[str]:
 PAGES = toc_files()
 #: the chapters and their sections with a notebook of their own (book/06b_is_saga, a section of chapter 6)
 CHAPTERS = [f for f in PAGES if re.match(r"book/\d\d[a-z]?_", f)]
-#: the results-at-a-glance page, right after the introduction
+#: the short results-at-a-glance page, right after the introduction
 GLANCE = "book/glance"
+#: the reference page with the full table of every method and the dependency map
+RESULTS = "book/results"
 #: the paper's theorem each method's row of the glance table must name (the paper's own numbering)
 PAPER_THEOREMS = {"ibcd": "Theorem 1", "ibgd": "Theorem 4", "is-sgd": "Theorem 6", "isega": "Theorem 3",
                   "isaga-shared": "Theorem 2", "isaga-local": "Theorem 5", "is-asgd": "Theorem 8"}
@@ -394,10 +396,10 @@ GLANCE_JS = """() => {
 def test_glance_table_has_one_row_per_method_and_its_links_resolve(site, browser):
     from blockcd.registry import METHODS, REGISTRY
 
-    page, _, _ = _open(browser, site, GLANCE + ".html")
+    page, _, _ = _open(browser, site, RESULTS + ".html")
     table = page.evaluate(GLANCE_JS)
     page.context.close()
-    assert table is not None, f"{GLANCE}: no table of class glance-table"
+    assert table is not None, f"{RESULTS}: no table of class glance-table"
     assert len(table["header"]) == 10 and "the paper's theorem" in table["header"], table["header"]
     names = []
     for row in table["rows"]:
@@ -422,8 +424,8 @@ def test_glance_table_has_one_row_per_method_and_its_links_resolve(site, browser
         assert not bad, f"{name}: broken links {bad}"
 
 
-def test_glance_page_maps_the_dependencies(site, browser):
-    page, _, _ = _open(browser, site, GLANCE + ".html")
+def test_results_page_maps_the_dependencies(site, browser):
+    page, _, _ = _open(browser, site, RESULTS + ".html")
     refs = page.evaluate("() => Array.from(document.querySelectorAll('main li a.reference.internal[href*=\"#\"]'))"
                          ".map(a => a.getAttribute('href').split('#')[1])")
     page.context.close()
@@ -453,12 +455,12 @@ def test_idea_figures_are_shown_with_caption_and_reference(site, browser, doc, n
 
 
 def test_chapter_6_has_its_starred_section_and_figures(visited):
-    """IS-SAGA is a section of chapter 6 with its own page: numbered under chapter 6, starred as optional,
+    """IS-SAGA is a section of chapter 6 with its own page: numbered under chapter 6, marked (optional),
     listed in the sidebar; chapter 6 draws the shifts and labels the regimes of its tau sweep."""
     if "book/06b_is_saga" not in visited:
         pytest.skip("no IS-SAGA section in _toc.yml")
     title = visited["book/06b_is_saga"]["title"]
-    assert re.match(r"6\.\d+\. IS-SAGA", title) and "★" in title, f"IS-SAGA's page title reads {title!r}"
+    assert re.match(r"6\.\d+\. IS-SAGA", title) and "(optional)" in title, f"IS-SAGA's page title reads {title!r}"
     assert any(h.split("#")[0].endswith("/book/06b_is_saga.html") for h in visited["book/06_heterogeneous"]["nav"])
     ids = _ids(HTML / "book" / "06_heterogeneous.html")
     assert {"fig-isega-shifts", "fig-isega-terms", "fig-isega-real"} <= ids
