@@ -222,9 +222,13 @@ def quick_run(tmp_path_factory):
     return status, out, time.perf_counter() - t0
 
 
-def test_reproduce_paper_quick_passes_within_three_minutes_and_writes_every_figure(quick_run):
+def test_reproduce_paper_quick_fails_only_figure_10_within_three_minutes_and_writes_every_figure(quick_run):
+    """On the paper's a1a at the quick sizes every claim is borne out but Figure 10's (chapter 13 shows why), so
+    the status is 1 and the summary's failed rows are Figure 10's alone."""
     status, out, wall = quick_run
-    assert status == 0
+    assert status == 1
+    summary = list(csv.DictReader((out / "paper_summary.csv").read_text().splitlines()))
+    assert {r["figure"] for r in summary if r["passed"] == "FAIL"} == {"10"}
     assert wall < 180, f"reproduce --paper --quick took {wall:.0f} s"
     for f in paper.FIGURES:
         for ext in ("png", "pdf", "csv"):
