@@ -89,7 +89,7 @@ def parser() -> argparse.ArgumentParser:
                         "numbers), each claim checked")
     r.add_argument("--libsvm-dir", default=None, metavar="DIR",
                    help="with --paper: directory holding the paper's LIBSVM files a1a, mushrooms, phishing, w1a "
-                        "(default: scikit-learn stand-ins, named as such)")
+                        "(default: the copies shipped with blockcd)")
     r.add_argument("--seeds", type=_seeds, default=None, metavar="K",
                    help="with --paper: runs per curve (default: 3 quick, 5 full)")
     r.add_argument("--figures", nargs="+", type=_figure, default=None, metavar="N",

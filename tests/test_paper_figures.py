@@ -108,6 +108,44 @@ def test_cd_rejects_independent_sampling_and_names_the_choices():
         theory.cd_rate(QUAD, 30, 3, step=2.0)
 
 
+def test_the_papers_cd_with_importance_sampling_takes_one_block_at_its_own_step():
+    """cd_one_block (one block j per iteration, P(j) = L_j / sum L_k, step 1/L_j; its gap updated exactly, not
+    recomputed) against the same method written plainly with the problem's f and gradient: the same curve to
+    1e-9; and the sampling frequencies of 4000 draws match L_j / sum L_k within 4 standard errors."""
+    from blockcd.blocks import partition
+    from blockcd.reproduce.figures import cd_one_block
+
+    p, m, iters, seed = problems.paper_quadratic(4, 24, 12, seed=3), 4, 60, 5
+    fast = cd_one_block(p, m, iters=iters, seed=seed)
+    Lj, blocks = p.block_smoothness(m), partition(p.d, m)
+    picks = np.random.default_rng(seed).choice(m, size=iters, p=Lj / Lj.sum())
+    x, plain = np.zeros(p.d), [1.0]
+    gap0 = p.f(x) - p.f_star
+    for j in picks:
+        s, w = blocks.starts[j], blocks.sizes[j]
+        x[s : s + w] -= p.grad(x)[s : s + w] / Lj[j]
+        plain.append((p.f(x) - p.f_star) / gap0)
+    assert np.allclose(fast, plain, rtol=1e-9, atol=1e-12)
+    freq = np.bincount(np.random.default_rng(0).choice(m, size=4000, p=Lj / Lj.sum()), minlength=m) / 4000
+    pj = Lj / Lj.sum()
+    assert np.all(np.abs(freq - pj) < 4 * np.sqrt(pj * (1 - pj) / 4000))
+    with pytest.raises(ValueError, match="quadratic"):
+        cd_one_block(problems.breast_cancer(2), 2, iters=3, seed=0)
+
+
+def test_figure_3_states_which_reading_of_cd_is_beats_ibcd():
+    """The suite's quadratic, d = 60, n = 4, seeds 0-2: the paper's CD-IS needs 332, 325, 349 iterations to 1e-6,
+    fewer than IBCD; the check row says so and would fail were IBCD faster."""
+    cfg = dataclasses.replace(paper.PAPER_QUICK, seeds=3, quad_ns=(4,))
+    (res,) = paper.run_paper([3], config=cfg)
+    counts = next(r for r in res.rows if r["curve"] == "cd-is-paper")
+    assert (counts["measured_min"], counts["measured"], counts["measured_max"]) == (325, 332, 349)
+    row = next(r for r in res.checks if r["curve"] == "paper's CD-IS vs IBCD")
+    ibcd = next(r for r in res.rows if r["curve"] == "ibcd")
+    assert row["passed"] and row["measured"] == pytest.approx(332 / ibcd["measured"])
+    assert row["measured"] < 1.0
+
+
 # ------------------------------------------------------------- data
 def _write_libsvm(path, N, d, seed, *, classes=2):
     """A file in LIBSVM's format with N rows of binary features among d (as a1a, w1a are), labels +-1."""
@@ -132,9 +170,19 @@ def libsvm_dir(tmp_path_factory):
 def test_libsvm_files_are_read_with_the_papers_sizes(libsvm_dir):
     assert paper.check_libsvm_dir(libsvm_dir) == libsvm_dir
     data = paper.load("a1a", libsvm_dir)
-    assert not data.stand_in and data.label == "a1a" and data.A.shape == (1605, 123)
-    stand = paper.load("a1a")
-    assert stand.stand_in and "stand-in for a1a" in stand.label
+    assert data.label == "a1a" and data.source == str(libsvm_dir / "a1a") and data.A.shape == (1605, 123)
+    assert set(np.unique(data.y)) == {-1.0, 1.0}
+
+
+@pytest.mark.parametrize("name", sorted(paper.PAPER_SETS))
+def test_by_default_the_suite_reads_the_bundled_sets(name):
+    """No --libsvm-dir: the copies shipped with the library, the paper's sizes, labels mapped to -1/+1."""
+    d, N = paper.PAPER_SETS[name]
+    data = paper.load(name)
+    assert data.source == "bundled" and data.label == name and data.A.shape == (N, d)
+    assert set(np.unique(data.y)) == {-1.0, 1.0}
+    X, y = problems.read_libsvm(name)
+    assert np.array_equal(data.A, X.toarray()) and np.array_equal(data.y, y)
 
 
 def test_libsvm_dir_errors_name_the_problem(libsvm_dir, tmp_path):
@@ -162,7 +210,7 @@ def test_a_figure_runs_on_the_libsvm_files(libsvm_dir):
     """Fig. 2 on the written a1a: the rows name a1a, not a stand-in, and the data have the paper's d = 123."""
     cfg = dataclasses.replace(paper.PAPER_QUICK, seeds=1, isega_ns=(4,), isega_eps=1e-2, isega_iters=400)
     (res,) = paper.run_paper([2], config=cfg, libsvm_dir=libsvm_dir)
-    assert {r["data"] for r in res.rows} == {"a1a"} and {r["stand_in"] for r in res.rows} == {"no"}
+    assert {r["data"] for r in res.rows} == {"a1a"} and "stand_in" not in res.rows[0]
 
 
 # ------------------------------------------------------------- the suite
@@ -174,16 +222,22 @@ def quick_run(tmp_path_factory):
     return status, out, time.perf_counter() - t0
 
 
-def test_reproduce_paper_quick_passes_within_three_minutes_and_writes_every_figure(quick_run):
+def test_reproduce_paper_quick_fails_only_figure_10_within_three_minutes_and_writes_every_figure(quick_run):
+    """On the paper's a1a at the quick sizes every claim is borne out but Figure 10's (chapter 13 shows why), so
+    the status is 1 and the summary's failed rows are Figure 10's alone."""
     status, out, wall = quick_run
-    assert status == 0
+    assert status == 1
+    summary = list(csv.DictReader((out / "paper_summary.csv").read_text().splitlines()))
+    assert {r["figure"] for r in summary if r["passed"] == "FAIL"} == {"10"}
     assert wall < 180, f"reproduce --paper --quick took {wall:.0f} s"
     for f in paper.FIGURES:
         for ext in ("png", "pdf", "csv"):
             assert (out / f"fig{f:02d}.{ext}").is_file(), f"fig{f:02d}.{ext}"
     rows = (out / "fig02.csv").read_text().splitlines()
     assert rows[0].split(",")[: len(paper.PAPER_COLUMNS)] == list(paper.PAPER_COLUMNS)
-    assert all("stand-in for" in r for r in rows[1:])           # named as stand-ins in every row
+    assert all(r.split(",")[1] == "a1a" for r in rows[1:])      # the paper's a1a, bundled
+    for f in paper.FIGURES:
+        assert "stand-in" not in (out / f"fig{f:02d}.csv").read_text()
     # Figure 9 is Figure 1 (the paper's footnote): the same rows but for the figure number and a note
     nine, one = (list(csv.DictReader((out / f"fig{f:02d}.csv").read_text().splitlines())) for f in (9, 1))
     assert len(nine) == len(one)

@@ -381,6 +381,88 @@ def test_load_libsvm_reads_a_file_into_the_same_problem(tmp_path, loss):
     assert np.allclose(p.x_star, q.x_star, rtol=1e-8, atol=1e-10)
 
 
+# the paper's four sets as the package ships them: rows, features, label counts (+1 after the mapping)
+# and non-zeros, counted independently of the library from the files' text (their PROVENANCE.md)
+BUNDLED = {"a1a": (1605, 123, 395, 22249), "mushrooms": (8124, 112, 4208, 170604),
+           "phishing": (11055, 68, 6157, 331650), "w1a": (2477, 300, 72, 28410)}
+
+
+@pytest.mark.parametrize("name", sorted(BUNDLED))
+def test_the_papers_sets_load_by_name_with_their_sizes_and_labels(name, monkeypatch):
+    import socket
+    from pathlib import Path
+
+    import blockcd
+
+    def no_network(*args, **kwargs):
+        raise AssertionError("loading a bundled set touched the network")
+
+    monkeypatch.setattr(socket, "socket", no_network)
+    N, d, pos, nnz = BUNDLED[name]
+    info = problems.PAPER_DATASETS[name]
+    assert (info.n_rows, info.n_features) == (N, d)
+    package = Path(blockcd.__file__).resolve().parent
+    assert info.path.is_file() and package in info.path.parents  # inside the installed package
+    X, y = problems.read_libsvm(name)
+    assert X.shape == (N, d) and X.nnz == nnz
+    assert set(np.unique(y)) == {-1.0, 1.0} and int((y == 1).sum()) == pos
+    p = problems.load_libsvm(name, n_workers=4, lam=1e-3)
+    assert p.sparse and (p.N, p.d, p.n) == (N, d, 4) and p.name == f"{name} (logistic)"
+    # the same problem as the file read by path (its own labels, mapped by the builder)
+    q = problems.load_libsvm(info.path, n_workers=4, lam=1e-3, n_features=d)
+    x = np.random.default_rng(1).standard_normal(d) / 10
+    assert p.f(x) == pytest.approx(q.f(x), rel=1e-13)
+
+
+def test_a_bundled_set_accepts_only_its_own_n_features():
+    assert problems.read_libsvm("a1a", n_features=123)[0].shape == (1605, 123)
+    with pytest.raises(ValueError, match="n_features must be 123"):
+        problems.read_libsvm("a1a", n_features=120)
+    with pytest.raises(TypeError, match="path must be a path"):
+        problems.read_libsvm(3)
+
+
+def test_libsvm_errors_name_the_file_the_line_and_what_was_expected(tmp_path):
+    bad = tmp_path / "bad.svm"
+    bad.write_text("1 1:2 3:4\n-1 2:5\n1 2:x 4:1\n")
+    with pytest.raises(ValueError, match=r"bad\.svm.*line 3: expected index:value pairs.*'2:x'"):
+        problems.load_libsvm(bad, n_workers=2)
+    bad.write_text("hello world\n")
+    with pytest.raises(ValueError, match=r"bad\.svm.*line 1: expected a label \(a number\).*'hello'"):
+        problems.load_libsvm(bad, n_workers=2)
+    npz = tmp_path / "arrays.npz"
+    np.savez(npz, A=np.arange(50.0))
+    binary = tmp_path / "noise.bin"
+    binary.write_bytes(bytes(range(256)) * 8)
+    for path, what in ((npz, "zip archive"), (binary, "binary file")):
+        with pytest.raises(ValueError) as err:
+            problems.load_libsvm(path, n_workers=2)
+        msg = str(err.value)
+        assert path.name in msg and what in msg
+        assert "\\x" not in msg and len(msg) < 300, msg  # no bytes dumped into the message
+    with pytest.raises(ValueError, match="is neither"):
+        problems.load_libsvm(tmp_path / "absent.svm", n_workers=2)
+    bad.write_text("1 1:2\n-1 9:5\n")
+    with pytest.raises(ValueError, match="bad.svm.*n_features"):  # every line reads; the whole does not
+        problems.load_libsvm(bad, n_workers=2, n_features=5)
+
+
+def test_a_compressed_user_file_reads_as_the_plain_one(tmp_path):
+    import bz2
+    import gzip
+
+    text = "1 1:0.5 3:2\n-1 2:1\n1 1:1 2:-1\n-1 3:0.25\n"
+    plain = tmp_path / "small.svm"
+    plain.write_text(text)
+    (tmp_path / "small.svm.bz2").write_bytes(bz2.compress(text.encode()))
+    (tmp_path / "small.svm.gz").write_bytes(gzip.compress(text.encode()))
+    X0, y0 = problems.read_libsvm(plain)
+    for name in ("small.svm.bz2", "small.svm.gz"):
+        X, y = problems.read_libsvm(tmp_path / name)
+        assert (X != X0).nnz == 0 and np.array_equal(y, y0)
+    assert np.array_equal(y0, [1.0, -1.0, 1.0, -1.0])  # a user's labels stay as written
+
+
 # ------------------------------------------------------ the per-worker oracle
 @pytest.mark.parametrize("problem", [
     problems.synthetic(3, 7, 5),

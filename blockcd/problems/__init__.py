@@ -34,19 +34,21 @@ the minibatch variance and growth constants), the last three mixins of
 :class:`Problem`; ``builders`` (:func:`ridge`, :func:`logistic`,
 :func:`nonconvex`, :func:`synthetic`, :func:`paper_quadratic`), ``datasets``
 (:func:`standardize`, :func:`breast_cancer`, :func:`digits`,
-:func:`load_libsvm`), ``arrays`` (:func:`save_arrays`, :func:`load_arrays`, :func:`from_arrays`:
-your own A and b in a file each MPI rank reads its rows of) and ``common`` (the losses, splits and limits they
+:func:`read_libsvm`, :func:`load_libsvm` and the paper's four LIBSVM sets,
+:data:`PAPER_DATASETS`, shipped in ``data/``), ``arrays`` (:func:`save_arrays`, :func:`load_arrays`,
+:func:`from_arrays`: your own A and b in a file each MPI rank reads its rows of) and ``common`` (the
+losses, splits and limits they
 share, :func:`split_rows`); every name is available here.
 """
 
 from __future__ import annotations
 
-from . import common
+from . import common, datasets
 from .arrays import from_arrays, load_arrays, save_arrays
 from .builders import logistic, nonconvex, paper_quadratic, ridge, synthetic
 from .common import LOSSES, SPLITS, split_rows
 from .core import Problem
-from .datasets import breast_cancer, digits, load_libsvm, standardize
+from .datasets import PaperDataset, breast_cancer, digits, load_libsvm, read_libsvm, standardize
 
 # the documented constants again, with the comments the API reference shows under blockcd.problems
 #: ``split='shared'`` is the paper's name for ``'identical'``: every worker reads all N functions
@@ -56,11 +58,18 @@ SHARED_ALIASES = common.SHARED_ALIASES
 #: dimension up to which eigenvalues and solves are done densely
 DENSE_LIMIT = common.DENSE_LIMIT
 
+#: the reference paper's four LIBSVM sets, name -> :class:`PaperDataset` (N rows, d features, the
+#: file's labels, the source), shipped with the package; sizes as the paper's Appendix I states
+#: them: a1a 1605 x 123, mushrooms 8124 x 112, phishing 11055 x 68, w1a 2477 x 300
+PAPER_DATASETS = datasets.PAPER_DATASETS
+
 __all__ = [
     "DENSE_LIMIT",
     "LOSSES",
+    "PAPER_DATASETS",
     "SHARED_ALIASES",
     "SPLITS",
+    "PaperDataset",
     "Problem",
     "breast_cancer",
     "digits",
@@ -70,6 +79,7 @@ __all__ = [
     "logistic",
     "nonconvex",
     "paper_quadratic",
+    "read_libsvm",
     "ridge",
     "save_arrays",
     "split_rows",

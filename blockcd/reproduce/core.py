@@ -162,6 +162,32 @@ class Result:
         return paths
 
 
+@dataclass(frozen=True)
+class Data:
+    """One data set of the paper's figures (:mod:`blockcd.reproduce.paper`): its name, rows and labels.
+
+    Attributes
+    ----------
+    paper : str
+        The paper's name of the set ('a1a', 'mushrooms', 'phishing', 'w1a').
+    source : str
+        Where it was read: 'bundled' (the copy shipped with the library,
+        :data:`blockcd.problems.PAPER_DATASETS`) or the file's path (``--libsvm-dir``).
+    A : ndarray, shape (N, d) (the sets are small enough to hold dense)
+    y : ndarray, shape (N,), labels -1 and +1
+    """
+
+    paper: str
+    source: str
+    A: object
+    y: np.ndarray
+
+    @property
+    def label(self) -> str:
+        """How rows and captions name it: the paper's name, 'a1a'."""
+        return self.paper
+
+
 def _fmt(v) -> str:
     if isinstance(v, (bool, np.bool_)):
         return "pass" if v else "FAIL"
