@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-import sys
 
 import numpy as np
 
