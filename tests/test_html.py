@@ -268,26 +268,6 @@ def test_animation_moves_without_a_kernel(site, browser):
     assert before != after, "moving the slider of the static figure did not change the frame"
 
 
-def test_widget_manager_and_require_load_offline(site, browser):
-    # every request outside the local server is refused (_open): require.js and the widget manager
-    # must come from the book's own _static (book/_ext/offline_assets.py), and the manager must
-    # render the page's widget views (chapter 1's explorer)
-    page, _, blocked = _open(browser, site, "book/01_template.html")
-    try:
-        assert page.locator('script[type="application/vnd.jupyter.widget-view+json"]').count() > 0
-        page.wait_for_function("() => document.querySelector('.jupyter-widgets')", timeout=20000)
-        scripts = page.evaluate("() => Array.from(document.scripts).map(s => s.src).filter(Boolean)")
-        loaded = page.evaluate("() => [typeof window.require, typeof window.define]")
-    finally:
-        page.context.close()
-    local = [s for s in scripts if s.startswith(site)]
-    assert any(urlparse(s).path.endswith("/require.js") for s in local), scripts
-    assert any(urlparse(s).path.endswith("/embed-amd.js") for s in local), scripts
-    assert not [s for s in scripts if not s.startswith(site) and ("require" in s or "widgets" in s)], scripts
-    assert loaded == ["function", "function"], loaded
-    assert not [u for u in blocked if "require" in u or "jupyter-widgets" in u], blocked
-
-
 def test_search_finds_sparsification(site, browser):
     page, _, _ = _open(browser, site, "search.html?q=sparsification")
     page.wait_for_function("() => document.querySelectorAll('#search-results li').length > 0", timeout=20000)

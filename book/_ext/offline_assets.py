@@ -5,11 +5,6 @@
    sees raw TeX.  The MathJax 3 distribution shipped by the
    ``django-static-mathjax`` wheel (static files only, no Django needed) is
    copied into ``_static/es5`` and ``mathjax_path`` points at it.
-   The same for the widget manager and require.js, which myst-nb loads from CDNs on every
-   page with a widget: the npm registry's tarballs of ``@jupyter-widgets/html-manager`` and
-   ``requirejs`` (pinned below with their SHA-256) are fetched with ``npm pack`` into a cache
-   once, checked, and unpacked into ``_static/vendor``; ``nb_ipywidgets_js`` points at them.
-   Without ``npm`` (Debian: nodejs, npm) the build fails and says so.
 2. Drop duplicate inline scripts.  sphinx-thebe adds its configuration
    script (``const THEBE_JS_URL = ...``) twice under Jupyter Book, which
    raises "Identifier 'THEBE_JS_URL' has already been declared" on every page.
@@ -19,12 +14,7 @@
    with torch installed, are shown instead.
 """
 
-import hashlib
 import importlib.util
-import os
-import shutil
-import subprocess
-import tarfile
 from pathlib import Path
 
 
@@ -36,55 +26,6 @@ def _use_local_mathjax(app):
         raise RuntimeError(f"MathJax files not found under {root}; reinstall django-static-mathjax")
     app.config.html_static_path.append(str(root))
     app.config.mathjax_path = "es5/tex-chtml.js"
-
-
-#: npm tarballs served from ``_static/vendor/<dir>``: spec -> (SHA-256 of the tarball, directory, files
-#: kept: a path inside the tarball or a folder ending in "/", source maps left out)
-NPM = {
-    "@jupyter-widgets/html-manager@1.0.6": (
-        "6c198ceb99ba7e7526990a1de16e8147ad7d3a714e3fb06741183623c04b5f6e", "html-manager", "package/dist/"),
-    "requirejs@2.3.4": (
-        "583693b373f6ab0528ea6644fab5cdb5822011c9b5b1ff1615590d5f2f473dcd", "requirejs", "package/require.js"),
-}
-#: where the tarballs are kept between builds
-NPM_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "blockcd-book" / "npm"
-
-
-def _npm_tarball(spec: str, sha256: str) -> Path:
-    name = spec.lstrip("@").replace("/", "-").replace("@", "-") + ".tgz"
-    path = NPM_CACHE / name
-    if not path.exists():
-        npm = shutil.which("npm")
-        if npm is None:
-            raise RuntimeError(f"npm is needed once to fetch {spec} for the offline HTML (Debian: apt-get install npm)")
-        NPM_CACHE.mkdir(parents=True, exist_ok=True)
-        subprocess.run([npm, "pack", spec, "--pack-destination", str(NPM_CACHE), "--silent"], check=True,
-                       stdout=subprocess.DEVNULL)
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    if digest != sha256:
-        path.unlink()
-        raise RuntimeError(f"{spec}: the tarball's SHA-256 is {digest}, expected {sha256}; removed, build again")
-    return path
-
-
-def _use_local_widget_manager(app):
-    if app.builder.format != "html":
-        return
-    static = Path(app.outdir).parent / "offline_static"
-    for spec, (sha256, folder, keep) in NPM.items():
-        target = static / "vendor" / folder
-        if not target.exists():
-            with tarfile.open(_npm_tarball(spec, sha256)) as tar:
-                members = [m for m in tar.getmembers() if m.isfile() and not m.name.endswith(".map")
-                           and (m.name == keep or keep.endswith("/") and m.name.startswith(keep))]
-                for m in members:
-                    out = target / Path(m.name).relative_to(keep if keep.endswith("/") else Path(keep).parent)
-                    out.parent.mkdir(parents=True, exist_ok=True)
-                    out.write_bytes(tar.extractfile(m).read())
-    app.config.html_static_path.append(str(static))
-    # Sphinx resolves relative script paths against _static
-    app.config.nb_ipywidgets_js = {"vendor/requirejs/require.js": {},
-                                   "vendor/html-manager/embed-amd.js": {}}
 
 
 def _drop_duplicate_scripts(app, pagename, templatename, context, doctree):
@@ -114,7 +55,5 @@ def _exclude_when_missing(app, config):
 def setup(app):
     app.connect("config-inited", _exclude_when_missing)
     app.connect("builder-inited", _use_local_mathjax)
-    # before myst-nb reads its configuration (priority 500)
-    app.connect("builder-inited", _use_local_widget_manager, priority=100)
     app.connect("html-page-context", _drop_duplicate_scripts, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
