@@ -17,7 +17,7 @@ against iterations and against bytes with the accuracy marked::
     c.plot()
 
 The error is :math:`\|x^k - x^\star\|^2` (``y='dist2'``, the book's measure of iterations to
-accuracy, :meth:`History.iters_to`), :math:`f(x^k) - f^\star` (``'gap'``) or, on a non-convex
+accuracy, ``History.iters_to``), :math:`f(x^k) - f^\star` (``'gap'``) or, on a non-convex
 problem, :math:`\|\nabla f(x^k)\|^2` (``'grad2'``).  Nothing here runs a method.
 """
 
@@ -173,7 +173,7 @@ def compare_runs(histories, eps: float = 1e-6, *, y: str = "dist2", names: Seque
         The runs.  With a dict, its keys name the runs.
     eps : float
         The accuracy, relative to the start: a run reaches it at the first k with
-        error[k] <= eps error[0], as :meth:`History.iters_to` counts; 0 < eps < 1.
+        error[k] <= eps error[0], as ``History.iters_to`` counts; 0 < eps < 1.
     y : str
         ``'dist2'`` (:math:`\|x^k - x^\star\|^2`, the default), ``'gap'``
         (:math:`f(x^k) - f^\star`) or ``'grad2'`` (:math:`\|\nabla f(x^k)\|^2`, non-convex runs).

@@ -80,13 +80,13 @@ class History:
     method, n, d, m, tau, seed, sampling, batch
         The run's arguments.
     problem : dict or None
-        What the run was on (:func:`describe_problem`): the problem's name (its data), loss,
+        What the run was on (``describe_problem``): the problem's name (its data), loss,
         N, n, d, lam, split, regulariser and non-convex weight.  None in a history written before
         it was recorded.
     iters_asked : int or None
         The iterations asked for (``iters=``); :attr:`iters` is fewer when ``until`` stopped the run.
     version : str or None
-        The version of blockcd that made the run (:func:`library_version`).
+        The version of blockcd that made the run (``library_version``).
 
     Two histories are equal (``==``) when every field is: the scalars equal, the arrays of the same
     shape and dtype with the same entries bit for bit (NaN equal to NaN at the same place).
@@ -153,7 +153,7 @@ class History:
     def save(self, path) -> Path:
         """Write to ``.npz`` (the arrays plus a JSON header ``meta``; no pickle).
 
-        ``path`` gets the suffix ``.npz`` if it has none (as :func:`numpy.savez` adds it), and
+        ``path`` gets the suffix ``.npz`` if it has none (as ``numpy.savez`` adds it), and
         :meth:`load` accepts the same ``path``: ``h.save("out/x")`` writes ``out/x.npz`` and
         ``History.load("out/x")`` reads it.  Returns the path written.
         """

@@ -159,7 +159,7 @@ def read_libsvm(source, *, n_features: int | None = None):
         A name of :data:`PAPER_DATASETS` ('a1a', 'mushrooms', 'phishing', 'w1a': the bundled copy,
         read from the installed package), or the path of a LIBSVM file (plain text, or bzip2 or
         gzip compressed).  A file that happens to be called 'a1a' is read as a file when passed as
-        a :class:`pathlib.Path` or with a directory ('./a1a').
+        a ``pathlib.Path`` or with a directory ('./a1a').
     n_features : int >= 1 or None
         The number of features d (columns); None: the largest index in the file, or the paper's d
         for a bundled set.  A bundled set accepts only its own d.
@@ -168,7 +168,7 @@ def read_libsvm(source, *, n_features: int | None = None):
     -------
     X : scipy.sparse.csr_matrix, shape (N, d)
     y : ndarray, shape (N,)
-        For a bundled set the labels mapped to -1 and +1 (:attr:`PaperDataset.labels`); for a file,
+        For a bundled set the labels mapped to -1 and +1 (``PaperDataset.labels``); for a file,
         the labels as written.
 
     Raises
