@@ -260,11 +260,12 @@ def test_show_displays_sweep_note_and_widget(monkeypatch):
     import IPython.display
 
     shown = []
-    monkeypatch.setattr(IPython.display, "display", lambda obj: shown.append(obj))
+    monkeypatch.setattr(IPython.display, "display", lambda obj, **kw: shown.append(obj))
     widgets.show("convergence", method="isega", n=4, m=8, d=8, tau=2, iters=40)
     assert len(shown) == 3
-    assert widgets.SWEEP_START in shown[0].data
-    assert "launch button" in shown[1].data and "jupyter lab" in shown[1].data
+    assert widgets.SWEEP_START in shown[0].html and shown[0].png  # the player and its static frame
+    note = " ".join(map(str, shown[1].values()))  # a raw mime bundle (HTML, and text for the PDF)
+    assert "launch button" in note and "jupyter lab" in note
     ex = shown[2]
     assert ex.controls["method"].value == "isega" and ex.controls["tau"].value == 2
     bundle = ex._repr_mimebundle_()

@@ -556,6 +556,3 @@ def fig12(ctx) -> Result:
                        claim="τ has a heavy impact on ISEGA for small n, diminishing as n grows; "
                              "increasing τ beyond 1/n yields no significant speed-up")
     return Result("fig12", rows, fig)
-
-
-#: the experiments by figure number (9 and 11 are written from 1 and 2)
