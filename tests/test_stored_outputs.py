@@ -71,3 +71,58 @@ def test_a_rule_is_shown_as_markdown():
     assert data["text/markdown"].startswith("```python\nclass IBCD(Rule):\n")
     assert data["text/markdown"].endswith("\n```")
     assert data["text/plain"] == data["text/markdown"][len("```python\n"):-len("\n```")]
+
+
+def _code_cells(nb):
+    return [cell for cell in nb["cells"] if cell["cell_type"] == "code"]
+
+
+def run_order_problems(nb) -> list[str]:
+    """Where a notebook's stored outputs do not come from one clean run, top to bottom.
+
+    The book is built from the stored outputs (``_config.yml``): they must be what executing the
+    notebook from a fresh kernel gives, cell after cell, which the execution counts 1, 2, ... show.
+    """
+    counts = [cell.get("execution_count") for cell in _code_cells(nb)]
+    expected = list(range(1, len(counts) + 1))
+    if counts == expected:
+        return []
+    return [f"code cell {k} has execution count {c}, expected {e}"
+            for k, (c, e) in enumerate(zip(counts, expected)) if c != e]
+
+
+def missing_widget_state(nb) -> list[str]:
+    """Widget views in the outputs whose model has no stored state (the HTML would show nothing)."""
+    state = (nb.get("metadata", {}).get("widgets", {})
+             .get("application/vnd.jupyter.widget-state+json", {}).get("state", {}))
+    missing = []
+    for i, cell in enumerate(nb["cells"]):
+        for out in cell.get("outputs", []):
+            view = out.get("data", {}).get("application/vnd.jupyter.widget-view+json")
+            if view and view.get("model_id") not in state:
+                missing.append(f"cell {i}: widget {view.get('model_id')}")
+    return missing
+
+
+def test_the_run_order_check_sees_a_cell_run_again():
+    nb = {"cells": [{"cell_type": "code", "execution_count": c, "outputs": []} for c in (1, 2, 4, 3)]}
+    assert run_order_problems(nb) == ["code cell 2 has execution count 4, expected 3",
+                                      "code cell 3 has execution count 3, expected 4"]
+    nb["cells"][3]["execution_count"] = None
+    assert run_order_problems(nb)[-1] == "code cell 3 has execution count None, expected 4"
+
+
+def test_the_widget_state_check_sees_a_view_without_state():
+    view = {"application/vnd.jupyter.widget-view+json": {"model_id": "abc", "version_major": 2}}
+    nb = {"metadata": {}, "cells": [{"cell_type": "code", "outputs": [{"data": view}]}]}
+    assert missing_widget_state(nb) == ["cell 0: widget abc"]
+    nb["metadata"]["widgets"] = {"application/vnd.jupyter.widget-state+json": {"state": {"abc": {}}}}
+    assert missing_widget_state(nb) == []
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_stored_outputs_come_from_one_clean_run(path):
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    problems = run_order_problems(nb) + missing_widget_state(nb)
+    assert not problems, (f"{path.name}: the stored outputs are not one run from a fresh kernel "
+                          f"(re-execute it: jupyter nbconvert --execute --inplace): {problems}")

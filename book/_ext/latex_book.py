@@ -100,8 +100,25 @@ def _config_inited(app, config):
     config.latex_domain_indices = ["py-modindex"]
 
 
+#: ``BLOCKCD_EXECUTE``: how the HTML build treats the chapters (myst-nb's execution modes)
+EXECUTION_MODES = ("off", "force", "cache", "auto")
+
+
+def execution_mode() -> str | None:
+    """The execution mode asked for by ``BLOCKCD_EXECUTE``, or ``None`` for ``_config.yml``'s."""
+    mode = os.environ.get("BLOCKCD_EXECUTE", "").strip()
+    if not mode:
+        return None
+    if mode not in EXECUTION_MODES:
+        raise ValueError(f"BLOCKCD_EXECUTE must be one of {', '.join(EXECUTION_MODES)}; got {mode!r}")
+    return mode
+
+
 def _builder_inited(app):
     if app.builder.format != "latex":
+        mode = execution_mode()
+        if mode is not None:
+            app.config.nb_execution_mode = mode
         return
     # the stored outputs, checked by nbval, are typeset; nothing is executed again
     app.config.nb_execution_mode = "off"
