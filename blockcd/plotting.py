@@ -43,6 +43,8 @@ X_AXES = {
     "bytes_down": ("bytes_down", "bytes received per worker"),
 }
 _X_ALIASES = {"iterations": "iteration", "blocks_up": "blocks", "bytes_up": "bytes"}
+# the legend entry of against_tau's mark when mark_label is None (matplotlib mathtext)
+_MARK_LABEL = r"$\tau = m/n$"
 #: the error curves :func:`convergence` draws, with the History field each reads
 Y_VALUES = ("dist2", "gap", "grad2")
 
@@ -186,8 +188,33 @@ def rate_line(ax, rate: float, iters: int, start: float = 1.0, **kw):
 
 
 def against_tau(taus, measured, predicted=None, ax=None, *, key: str = "ibcd", mark: float | None = None,
-                mark_label: str = r"$\tau = m/n$", ylabel: str = "iterations", logy: bool = False, **kw):
-    """Measured values against tau (markers) with the prediction (dashed line) and an optional mark."""
+                mark_label: str | None = None, ylabel: str = "iterations", logy: bool = False, **kw):
+    """Measured values against tau (markers) with the prediction (dashed line) and an optional mark.
+
+    Parameters
+    ----------
+    taus, measured : arrays of one length
+        The tau values (a log axis) and what was measured at each.
+    predicted : array or None
+        The theory's values at the same taus, drawn dashed in the method's colour.
+    ax : matplotlib Axes or None
+        Drawn into; a new figure with the book's defaults when None.
+    key : str
+        The :data:`blockcd.styles.STYLE` entry of the markers.
+    mark : float or None
+        A tau to mark with a dotted vertical line (e.g. m/n).
+    mark_label : str or None
+        The mark's legend entry (None: the mathtext of tau = m/n).
+    ylabel : str
+    logy : bool
+        A log y axis.
+    **kw
+        Overrides of the markers' style.
+
+    Returns
+    -------
+    matplotlib Axes
+    """
     ax = ax_or_new(ax)
     taus = np.asarray(taus)
     st = style(key, **kw)
@@ -195,7 +222,7 @@ def against_tau(taus, measured, predicted=None, ax=None, *, key: str = "ibcd", m
     if predicted is not None:
         ax.plot(taus, predicted, color=st["color"], ls="--", lw=1.5, label=f"{st.get('label', key)} (theory)")
     if mark is not None:
-        ax.axvline(mark, color="0.5", ls=":", lw=1.5, label=mark_label)
+        ax.axvline(mark, color="0.5", ls=":", lw=1.5, label=_MARK_LABEL if mark_label is None else mark_label)
     ax.set_xscale("log")
     if logy:
         ax.set_yscale("log")
