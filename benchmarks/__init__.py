@@ -67,6 +67,7 @@ import platform
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 import tracemalloc
 from functools import partial
@@ -81,7 +82,7 @@ from blockcd.methods import run
 from blockcd.problems import Problem
 
 from .scale import case_scale
-from .timing import Row, _draw, _draw_uniforms, _interleaved, _repeat
+from .timing import Row, _draw, _draw_uniforms, _interleaved, _repeat, at_least, at_most
 
 #: the benchmark's cases, in the order they run
 CASES = ("floor", "reference", "sampling", "memory", "scale", "book")
@@ -96,6 +97,10 @@ CHUNK_BYTES = 1 << 20
 RUN500 = 0.15
 #: (n, rows per worker, d, m, tau) of the gradient-floor targets (tau = m/n, at least 1)
 FLOOR_SIZES = [(100, 200, 1000, 1000, 10), (1000, 20, 1000, 100, 1)]
+#: what ``--quick`` prints above its table
+QUICK_NOTE = ("--quick: reduced sizes, to check that every case runs. Its time and memory rows are not judged "
+              "(met '-'): the targets hold for the full sizes (python -m benchmarks). The correctness checks "
+              "(the iterates agree with the reference, sparse data stay sparse) are judged at every size.")
 #: the widget sizes of the targets (20 rows per worker) and the widgets' default problem (100 rows)
 WIDGET_SIZES = [(10, 20, 50, 10, 1), (10, 20, 200, 20, 2), (30, 20, 100, 30, 1), (100, 20, 200, 100, 1),
                 (100, 20, 200, 200, 2), (10, 100, 40, 40, 4)]
@@ -216,11 +221,11 @@ def _case_floor(quick: bool, reps: int) -> list[Row]:
             it = T.per_iteration(meth + " 1", meth, K)
             wall, cpu = T.ratio(it, best)
             note = (f"iteration {T.median(it) * 1e3:.1f} ms, floor {T.median(best) * 1e3:.1f} ms ({best}); "
-                    f"{T.ratio(it, own)[0]:.2f} x the library's own form")
+                    f"{_fmt(T.ratio(it, own)[0])} x the library's own form")
             if one is not None:
                 it1 = T.per_iteration(meth + " 1, 1 thread", meth + ", 1 thread", K)
-                note += f"; with 1 thread {T.ratio(it1, best)[0]:.2f} x the floor"
-            rows.append(Row(f"floor: {meth} iteration / floor", size, wall, f"<= {target}", wall <= target,
+                note += f"; with 1 thread {_fmt(T.ratio(it1, best)[0])} x the floor"
+            rows.append(Row(f"floor: {meth} iteration / floor", size, wall, f"<= {target}", at_most(wall, target),
                             note, cpu=cpu))
         times = ", ".join(f"{name} {T.median(name) * 1e3:.1f}" for name in floors)
         rows.append(Row("floor: the forms timed (ms)", size, None, "", None, times))
@@ -268,7 +273,7 @@ def _compare(p: Problem, size: str, m: int, tau: int, K: int, reps: int, widget:
         for meth in ("ibcd", "isega")
         for t, s in ((tau, "independent"), (tau, "shared"), (m, "independent"))
     )
-    rows = [Row("reference: iterates agree (rel. diff)", size, err, f"<= {AGREEMENT:g}", err <= AGREEMENT)]
+    rows = [Row("reference: iterates agree (rel. diff)", size, err, f"<= {AGREEMENT:g}", err <= AGREEMENT, check=True)]
     kw = {"m": m, "tau": tau, "step": theory.step_size(p, "ibcd", m, tau)}
     fns = {"library": partial(run, p, "ibcd", iters=K, **kw),
            "reference": partial(reference.run, p, "ibcd", iters=K, **kw)}
@@ -278,7 +283,7 @@ def _compare(p: Problem, size: str, m: int, tau: int, K: int, reps: int, widget:
     wall, cpu = T.ratio("reference", "library")
     target = 3.0 if widget else 1.0
     rows.append(Row("reference: speed-up over the reference (ibcd)", size, wall, f">= {target:g}",
-                    wall >= target, f"library {T.median('library') / K * 1e6:.0f} us/iter, "
+                    at_least(wall, target), f"library {T.median('library') / K * 1e6:.0f} us/iter, "
                     f"reference {T.median('reference') / K * 1e6:.0f} us/iter", cpu=cpu))
     if widget:
         t500 = T.median("500")
@@ -304,7 +309,7 @@ def _case_sampling(quick: bool, reps: int) -> list[Row]:
         T.scale("masks", 1 / K)
         T.scale("uniforms", 1 / K)
         wall, cpu = T.ratio("masks", it)
-        rows.append(Row("sampling: masks / iteration", _size(n, d, m, tau, lm), wall, "<= 0.1", wall <= 0.1,
+        rows.append(Row("sampling: masks / iteration", _size(n, d, m, tau, lm), wall, "<= 0.1", at_most(wall, 0.1),
                         f"masks {T.median('masks') * 1e6:.0f} us, of which the Philox uniforms "
                         f"{T.median('uniforms') * 1e6:.0f} us; iteration {T.median(it) * 1e6:.0f} us", cpu=cpu))
     rows += _sparse_stays_sparse(quick)
@@ -330,7 +335,7 @@ def _sparse_stays_sparse(quick: bool) -> list[Row]:
     ok = sp.issparse(p.workers().A2) and worst < 0.1
     return [Row("sampling: sparse data not densified (peak / dense size)", f"N={N} d={d} n={n} density 5e-4",
                 worst, "< 0.1, data sparse", ok,
-                f"a dense copy would take {dense_bytes / 2**20:.0f} MiB; run peaks: {', '.join(notes)}")]
+                f"a dense copy would take {dense_bytes / 2**20:.0f} MiB; run peaks: {', '.join(notes)}", check=True)]
 
 
 def _state_bytes(p: Problem, method: str) -> tuple[int, int]:
@@ -451,18 +456,44 @@ def _fmt(v) -> str:
     return f"{v:.2e}"
 
 
+#: the widest line the benchmark prints (a terminal of 120 columns)
+WIDTH = 120
+#: the most characters of each column before it wraps (the notes go on their own lines)
+COLUMN_WIDTHS = {"case": 40, "sizes": 26, "measured": 9, "target": 12, "met": 3, "cpu": 9}
+
+
+def _wrap(text: str, width: int = WIDTH, indent: str = "") -> list[str]:
+    return textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent,
+                         break_on_hyphens=False) or [indent.rstrip()]
+
+
 def _table(rows: list[Row], extra_col: str | None = None) -> str:
-    """The rows as a fixed-width text table."""
-    head = ["case", "sizes", "measured", "target", "met", "cpu"] + ([extra_col] if extra_col else []) + ["notes"]
+    """The rows as a text table no wider than :data:`WIDTH`: one line per row (its long case and
+    sizes wrap inside their columns), its notes below it, indented."""
+    head = list(COLUMN_WIDTHS) + ([extra_col] if extra_col else [])
+    limits = list(COLUMN_WIDTHS.values()) + ([max(9, len(extra_col))] if extra_col else [])
     body = [[r.case, r.sizes, _fmt(r.measured), r.target, r.verdict(), _fmt(r.cpu)]
-            + ([_fmt(r.extra.get(extra_col))] if extra_col else []) + [r.note] for r in rows]
-    widths = [max(len(x[j]) for x in [head, *body]) for j in range(len(head) - 1)]
-    lines = []
-    for x in [head, *body]:
-        lines.append("  ".join(s.ljust(w) for s, w in zip(x[:-1], widths)) + "  " + x[-1])
-        if x is head:
-            lines.append("  ".join("-" * w for w in widths) + "  -----")
-    return "\n".join(lines)
+            + ([_fmt(r.extra.get(extra_col))] if extra_col else []) for r in rows]
+    cells = [[_wrap(c, w) for c, w in zip(x, limits)] for x in [head, *body]]
+    widths = [max(len(line) for x in cells for line in x[j]) for j in range(len(head))]
+    out = []
+    for k, x in enumerate(cells):
+        for i in range(max(len(c) for c in x)):
+            out.append("  ".join((c[i] if i < len(c) else "").ljust(w) for c, w in zip(x, widths)).rstrip())
+        if k == 0:
+            out.append("  ".join("-" * w for w in widths))
+        elif rows[k - 1].note:
+            out += _wrap(rows[k - 1].note, indent="    ")
+    return "\n".join(out)
+
+
+def status(rows: list[Row]) -> int:
+    """The exit status of ``python -m benchmarks``: 1 when a judged row missed its target, else 0.
+
+    With ``--quick`` only the correctness checks are judged (the other rows' ``met`` is None), so a
+    quick run fails only when the iterates disagree or sparse data were densified.
+    """
+    return 1 if any(r.met is False for r in rows) else 0
 
 
 def _without_blas_env(args) -> tuple[dict, str] | None:
@@ -506,7 +537,7 @@ def main(argv=None) -> list[Row]:
     cases = args.only or [c for c in CASES if not (args.quick and c == "book")]
     with _blas_threads(args.threads):
         start = _machine()
-        print(start, flush=True)
+        print("\n".join(_wrap(start)), flush=True)
         rows: list[Row] = []
         for case in cases:
             t0 = time.perf_counter()
@@ -520,12 +551,25 @@ def main(argv=None) -> list[Row]:
             extra_col = "OPENBLAS_* unset"
             for r in rows:
                 r.extra[extra_col] = unset[0].get((r.case, r.sizes))
-            print(f"column '{extra_col}': the floor case re-run in a child process: {unset[1]}")
+            print("\n".join(_wrap(f"column '{extra_col}': the floor case re-run in a child process: {unset[1]}")))
+    if args.quick:
+        for r in rows:
+            if not r.check:
+                r.met = None
     if args.json is not None:
         args.json.write_text(json.dumps({"machine": start, "rows": [r.__dict__ for r in rows]}))
+    if args.quick:
+        print("\n".join(_wrap(QUICK_NOTE)))
     print(_table(rows, extra_col))
-    print(f"measured: ratio of wall-clock medians over {args.reps} interleaved repetitions; cpu: the same from "
-          "CPU time, which is steadier when other processes load the machine but counts every BLAS thread (it "
-          f"exceeds the wall ratio when the floor ran on fewer threads); at the end: {machine.split('; ')[-1]}")
+    print("\n".join(_wrap(
+        f"measured: ratio of wall-clock medians over {args.reps} interleaved repetitions; cpu: the same from "
+        "CPU time, which is steadier when other processes load the machine but counts every BLAS thread (it "
+        "exceeds the wall ratio when the floor ran on fewer threads); '-': not measured, when a per-iteration "
+        "time (a difference of two runs) came out at or below zero, lost in the noise or below the clock's "
+        f"resolution; at the end: {machine.split('; ')[-1]}")))
+    verdict = status(rows)
+    judged = sum(r.met is not None for r in rows)
+    missed = sum(r.met is False for r in rows)
+    print(f"{judged} rows judged, {missed} missed: exit status {verdict}")
     return rows
 

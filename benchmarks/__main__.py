@@ -1,5 +1,8 @@
-"""``python -m benchmarks``: run the benchmark (``benchmarks.main``)."""
+"""``python -m benchmarks``: run the benchmark (``benchmarks.main``); the exit status is
+``benchmarks.status`` of its rows (1 when a judged target was missed)."""
 
-from . import main
+import sys
 
-main()
+from . import main, status
+
+sys.exit(status(main()))

@@ -22,9 +22,19 @@ class _Times:
     def median(self, name: str, clock: str = "wall") -> float:
         return float(np.median(getattr(self, clock)[name]))
 
-    def ratio(self, num: str, den: str) -> tuple[float, float]:
-        """(wall, cpu) ratios of the medians."""
-        return tuple(self.median(num, c) / self.median(den, c) for c in ("wall", "cpu"))
+    def ratio(self, num: str, den: str) -> tuple[float | None, float | None]:
+        """(wall, cpu) ratios of the medians; None for a clock on which either median is not positive.
+
+        A time from :meth:`per_iteration` is a difference of two runs: when the iterations cost less
+        than the noise between the runs, or than the clock's resolution (``process_time`` ticks in
+        milliseconds on some systems), the difference can be zero or negative, and a ratio of it
+        would be meaningless (a negative "fraction of an iteration").  Such a ratio is not reported.
+        """
+        out = []
+        for c in ("wall", "cpu"):
+            a, b = self.median(num, c), self.median(den, c)
+            out.append(a / b if a > 0 and b > 0 else None)
+        return tuple(out)
 
     def scale(self, name: str, factor: float) -> None:
         for clock in (self.wall, self.cpu):
@@ -75,9 +85,24 @@ def _draw_uniforms(sampler: BlockSampler, ks, k: int) -> None:
         sampler.stream.draw(next(ks))
 
 
+def at_most(value: float | None, target: float) -> bool | None:
+    """``value <= target``, or None when nothing was measured."""
+    return None if value is None else value <= target
+
+
+def at_least(value: float | None, target: float) -> bool | None:
+    """``value >= target``, or None when nothing was measured."""
+    return None if value is None else value >= target
+
+
 @dataclass
 class Row:
-    """One line of the benchmark's table (``met`` None: a line for information)."""
+    """One line of the benchmark's table (``met`` None: a line for information, or not judged).
+
+    ``check`` marks a correctness check (the iterates agree, sparse data stay sparse), judged at every
+    size; the other targets are about time and memory at the full sizes, and ``--quick`` does not
+    judge them.
+    """
 
     case: str
     sizes: str
@@ -87,7 +112,8 @@ class Row:
     note: str = ""
     cpu: float | None = None
     extra: dict = field(default_factory=dict)
+    check: bool = False
 
     def verdict(self) -> str:
-        """'yes', 'NO', or '-' for a row without a target."""
+        """'yes', 'NO', or '-' for a row without a target or not judged."""
         return "-" if self.met is None else ("yes" if self.met else "NO")

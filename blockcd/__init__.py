@@ -22,7 +22,9 @@ experiments  seeded sweeps shared by the chapters and ``python -m blockcd reprod
 compressors  top-k and shared rand-k compressors (chapter 3), and the dense methods as n grows (chapter 2)
 comparison  ``compare_runs``: runs side by side, iterations and bytes to an accuracy, who wins
 network   round-time model and link/model presets (chapter 9)
-plotting  the book's figures, one colour and marker per method
+plotting  the book's figures: convergence curves, measured against predicted
+styles    one colour and marker per method, the book's matplotlib defaults
+diagrams  pictures of the ideas: the block choices, a round's timeline and messages
 report    how a chapter prints a check: ``agree``, ``below``, ``table``
 widgets   the book's interactive explorers (``widgets.show(name)``)
 mpi       the same methods on MPI (``mpiexec -n K python -m blockcd.mpi``)
@@ -93,8 +95,8 @@ _NEEDS = {"widgets": ("ipywidgets", "widgets"), "torch": ("torch", "torch")}
 # the other public modules (some heavier: matplotlib, ipywidgets, mpi4py, torch) load on first
 # use (PEP 562): ``blockcd.widgets.show(...)`` works after a plain ``import blockcd``, which stays
 # fast; tests/test_optional.py checks that every public submodule is reachable so
-_LAZY = ("asynchronous", "comparison", "compressors", "experiments", "mpi", "network", "plotting",
-         "report", "reproduce", "torch", "widgets")
+_LAZY = ("asynchronous", "comparison", "compressors", "diagrams", "experiments", "mpi", "network", "plotting",
+         "report", "reproduce", "styles", "torch", "widgets")
 
 
 def __getattr__(name: str):

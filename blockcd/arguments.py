@@ -55,9 +55,9 @@ class Setup:
     send_indices: bool
     until: float | None
     gap: bool = True
-    #: a callable k -> step (None: the constant ``step``); ``step`` is then its value at k = 0
+    #: a callable k -> step (None for the constant ``step``); ``step`` is then its value at k = 0
     schedule: object = None
-    #: (a, c) of ``step='decreasing'``: the History also records f at the weighted average (None: not)
+    #: (a, c) of ``step='decreasing'``, for which the History also records f at the weighted average (None otherwise)
     average: tuple[float, float] | None = None
 
     def step_at(self, k: int) -> float:

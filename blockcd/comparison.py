@@ -33,7 +33,7 @@ from .history import History
 
 __all__ = ["Comparison", "RunResult", "compare_runs"]
 
-#: what a comparison ranks by: each names the :class:`RunResult` field where lower wins
+#: what a comparison ranks by; each names the :class:`RunResult` field where lower wins
 CRITERIA = ("iterations", "bytes", "final")
 
 
@@ -46,12 +46,18 @@ class RunResult:
     name : str
         The run's name (its legend entry).
     method : str
-    tau, m : int
+    tau : int
+        Blocks each worker sends per iteration.
+    m : int
+        Blocks.
     iterations : int or None
         The first iteration k with error[k] <= eps error[0]; None if the run never got there.
-    blocks, bytes : float or None
-        Blocks and bytes each worker had sent up by then (``History.blocks_up[k]``,
-        ``History.bytes_up[k]``); None if the run never got there.
+    blocks : float or None
+        Blocks each worker had sent up by then (``History.blocks_up[k]``); None if the run never
+        got there.
+    bytes : float or None
+        Bytes each worker had sent up by then (``History.bytes_up[k]``); None if the run never
+        got there.
     final : float
         The last recorded error relative to the first, error[-1] / error[0].
     recorded : int

@@ -26,7 +26,7 @@ from .blocks import partition, sparsify
 from .experiments import iterations_to, variance_mc
 from .problems import Problem
 
-#: compressors :func:`compress` knows: independent and shared rand-k block masks (rescaled by m/tau,
+#: compressors :func:`compress` knows, independent and shared rand-k block masks (rescaled by m/tau,
 #: unbiased) and top-k blocks by norm (not rescaled, biased)
 KINDS = ("independent", "shared", "top-k")
 
@@ -163,12 +163,12 @@ class WorkerSweep:
 
     @property
     def received_per_iteration(self) -> np.ndarray:
-        """Numbers the master receives per iteration: n d."""
+        """Numbers the master receives per iteration, n d."""
         return self.ns * float(self.d)
 
     @property
     def received_total(self) -> np.ndarray:
-        """Numbers the master receives until the accuracy is reached: n d K(n) (median K)."""
+        """Numbers the master receives until the accuracy is reached, n d K(n) (median K)."""
         return self.received_per_iteration * self.iterations
 
 

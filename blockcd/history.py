@@ -61,9 +61,12 @@ class History:
         :func:`blockcd.theory.average_weights` (chapter 5); None otherwise.
     x_avg : ndarray or None
         With ``step='decreasing'``: the last weighted average :math:`\hat x`.
-    arrivals, delays : integer ndarrays or None
-        Asynchronous IS-SGD (``'is-sgd-async'``): the worker whose message iteration k applied,
-        and its delay (messages applied since that worker received its point); None otherwise.
+    arrivals : integer ndarray or None
+        Asynchronous IS-SGD (``'is-sgd-async'``): the worker whose message iteration k applied;
+        None otherwise.
+    delays : integer ndarray or None
+        Asynchronous IS-SGD: the delay of the message iteration k applied (messages applied
+        since that worker received its point); None otherwise.
     times : ndarray or None
         Asynchronous IS-SGD: the time of each arrival, in the delay model's units
         (:class:`blockcd.asynchronous.Speeds`) or, from MPI, seconds since the start.
@@ -77,8 +80,22 @@ class History:
         :math:`\frac1n\sum_i\lVert\nabla f_i(x^k) - \nabla f(x^k)\rVert^2` at each iterate; None otherwise.
     x : ndarray
         The last iterate.
-    method, n, d, m, tau, seed, sampling, batch
-        The run's arguments.
+    method : str
+        The method's registry name (an alias is resolved).
+    n : int
+        Workers.
+    d : int
+        Dimension.
+    m : int
+        Blocks.
+    tau : int
+        Blocks each worker sends per iteration.
+    seed : int
+        The run's seed.
+    sampling : str
+        The block sampling used.
+    batch : int or None
+        The minibatch size (None: each worker's full local gradient).
     problem : dict or None
         What the run was on (``describe_problem``): the problem's name (its data), loss,
         N, n, d, lam, split, regulariser and non-convex weight.  None in a history written before
@@ -88,6 +105,8 @@ class History:
     version : str or None
         The version of blockcd that made the run (``library_version``).
 
+    Notes
+    -----
     Two histories are equal (``==``) when every field is: the scalars equal, the arrays of the same
     shape and dtype with the same entries bit for bit (NaN equal to NaN at the same place).
     """

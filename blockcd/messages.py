@@ -57,7 +57,7 @@ class Sent:
     def __init__(self, blocks, mask, indexed: bool, partial: bool = False, chosen=None, want_f: bool = True,
                  pairs=None):
         self.d, self.mask, self.where, self.who, self.cols = blocks.d, mask, None, None, None
-        #: the blocks sent, as given: the (n, m) ``mask`` and/or the (n, tau) block indices ``chosen``
+        #: the blocks sent, as given, the (n, m) ``mask`` and/or the (n, tau) block indices ``chosen``
         #: (both None: every block), what the recorder counts
         self.chosen = chosen
         self.want_f = want_f

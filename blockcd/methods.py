@@ -77,8 +77,12 @@ def run(
     Parameters
     ----------
     problem : Problem
-    method : {'ibcd', 'is-sgd', 'isega', 'is-saga', 'is-asgd', 'cd', 'ibgd', 'isaga-local', 'isaga-shared'}
-        (aliases: 'gd'/'dense' = 'ibcd', 'sgd', 'saga', 'asgd'; use tau = m for the dense method)
+    method : str
+        One of ``'ibcd'``, ``'is-sgd'``, ``'isega'``, ``'is-saga'``, ``'is-asgd'``, ``'cd'``, ``'ibgd'``,
+        ``'isaga-local'``, ``'isaga-shared'``, ``'is-sgd-async'`` (:data:`blockcd.registry.METHODS`),
+        or an alias: ``'gd'`` and ``'dense'`` for ``'ibcd'``, ``'sgd'``, ``'saga'`` and ``'asgd'`` for
+        ``'is-sgd'``, ``'is-saga'`` and ``'is-asgd'`` (:data:`blockcd.registry.ALIASES`); use tau = m
+        for the dense method.
     m : int, 1 <= m <= d
         Number of blocks.
     tau : int, 1 <= tau <= m

@@ -39,7 +39,7 @@ from ._validate import check_choice, check_float, check_int
 
 ACCOUNTING = ("parameter-server", "all-reduce")
 
-#: named links: bandwidth in bit/s and one-message latency in seconds
+#: named links, with bandwidth in bit/s and one-message latency in seconds
 LINKS: dict[str, dict[str, float]] = {
     "1 Gbit/s Ethernet, 1 ms": {"bandwidth": 1e9, "latency": 1e-3},
     "10 Gbit/s cloud network, 100 us": {"bandwidth": 10e9, "latency": 100e-6},
@@ -47,7 +47,7 @@ LINKS: dict[str, dict[str, float]] = {
     "100 Gbit/s InfiniBand, 1 us": {"bandwidth": 100e9, "latency": 1e-6},
 }
 
-#: named model sizes: number of parameters d
+#: named model sizes (number of parameters d)
 MODELS: dict[str, int] = {
     "linear model, 10^5": 100_000,
     "ResNet-50, 2.6 x 10^7": 25_600_000,
@@ -58,9 +58,9 @@ MODELS: dict[str, int] = {
 #: bits per number sent (single precision)
 BITS_PER_NUMBER = 32
 
-#: seconds of one full gradient on one machine, per parameter: about 6 flops per
+#: seconds of one full gradient on one machine, per parameter (about 6 flops per
 #: parameter and sample (forward and backward pass), a batch of 1000 samples, a
-#: device sustaining 6 x 10^11 flop/s; T_compute = COMPUTE_PER_PARAMETER * d
+#: device sustaining 6 x 10^11 flop/s); T_compute = COMPUTE_PER_PARAMETER * d
 COMPUTE_PER_PARAMETER = 1e-8
 
 

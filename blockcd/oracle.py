@@ -69,7 +69,7 @@ class Workers:
 
     def __init__(self, *, loss, lam, layout, A2, A3, t, w, wf, row_base, sizes, offsets, n, d, nonconvex=0.0):
         self.loss, self.lam, self.layout = loss, lam, layout
-        #: the weight w of the non-convex term psi in every f_i (0: none)
+        #: the weight w of the non-convex term psi in every f_i (0 for none)
         self.nonconvex = nonconvex
         self.A2, self.A3, self.t, self.w, self.wf = A2, A3, t, w, wf
         self.row_base, self.sizes, self.offsets = row_base, sizes, offsets

@@ -1,101 +1,38 @@
-"""The book's recurring figures, with one colour and marker per method.
+"""The book's recurring figures: convergence curves and measured-against-predicted plots.
 
-Every chapter draws with these functions so that a method looks the same
-everywhere: :data:`STYLE` fixes colour, marker and label per method, and
-:func:`setup` applies the book's matplotlib defaults :data:`RC_PARAMS`
-(``lw=2``, grid, no top and right spines; lowercase labels and no titles:
-captions come from the notebook cell's metadata).  Nothing here
-runs a method; pass :class:`~blockcd.History` objects or arrays.
-:func:`convergence` draws a researcher's runs side by side: several runs of one
-method (several tau) in shades of its colour, each labelled with its tau, against
-iterations, blocks or bytes, and each curve ends where its error reaches zero.
-:func:`selection_grid` draws the block choices of
-:class:`~blockcd.blocks.BlockSampler` themselves, the idea of chapters 1 and 3.
+Every chapter draws with these functions so that a method looks the same everywhere, in the
+colour, marker and label :data:`blockcd.styles.STYLE` gives it, with the book's matplotlib
+defaults (:func:`blockcd.styles.setup`).  Nothing here runs a method; pass
+:class:`~blockcd.History` objects or arrays.  :func:`convergence` draws a researcher's runs side
+by side: several runs of one method (several tau) in shades of its colour, each labelled with its
+tau, against iterations, blocks or bytes, and each curve ends where its error reaches zero.
+
+The module is one of three, split by job: :mod:`blockcd.styles` holds the look (``STYLE``,
+``RC_PARAMS``, ``setup``, ``style``, ``shade``) and :mod:`blockcd.diagrams` the pictures of the
+ideas (``selection_grid``, ``round_timeline``, ``round_messages`` and their constants).  Both are
+importable from here as well (``plotting.STYLE``, ``plotting.selection_grid``, ...), as they
+always were.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
 
-from ._validate import check_int, check_seed
-
-#: colour, marker and label of each method (and of the dense baselines)
-STYLE = {
-    "ibcd": {"color": "#1f77b4", "marker": "o", "label": "IBCD"},
-    "is-sgd": {"color": "#ff7f0e", "marker": "s", "label": "IS-SGD"},
-    "isega": {"color": "#2ca02c", "marker": "^", "label": "ISEGA"},
-    "is-saga": {"color": "#d62728", "marker": "v", "label": "IS-SAGA"},
-    "is-asgd": {"color": "#9467bd", "marker": "D", "label": "IS-ASGD"},
-    "ibgd": {"color": "#393b79", "marker": "p", "label": "IBGD"},
-    "isaga-local": {"color": "#ad494a", "marker": "<", "label": "distributed ISAGA"},
-    "isaga-shared": {"color": "#637939", "marker": ">", "label": "shared-data ISAGA"},
-    "is-sgd-async": {"color": "#e6550d", "marker": "d", "label": "asynchronous IS-SGD"},
-    "cd": {"color": "#c49c94", "marker": "d", "label": "CD, same blocks, step 1/L"},
-    "cd-importance": {"color": "#8c6d31", "marker": "8", "label": "CD, importance sampling"},
-    "asgd": {"color": "#c5b0d5", "marker": "H", "label": "ASGD"},
-    "gd": {"color": "#7f7f7f", "marker": "x", "label": "dense GD"},
-    "sgd": {"color": "#8c564b", "marker": "P", "label": "minibatch SGD"},
-    "saga": {"color": "#e377c2", "marker": "*", "label": "SAGA"},
-    "shared": {"color": "#bcbd22", "marker": "h", "label": "shared sampling"},
-    "independent": {"color": "#17becf", "marker": "o", "label": "independent sampling"},
-    "top-k": {"color": "#000000", "marker": "X", "label": "top-k"},
-    "theory": {"color": "#000000", "ls": "--", "label": "theory"},
-}
-
-#: the book's matplotlib rc defaults: :func:`setup` applies them globally; a figure built
-#: outside pyplot (the explorers of :mod:`blockcd.widgets`) takes them through
-#: ``matplotlib.rc_context(RC_PARAMS)``
-RC_PARAMS = {
-    "lines.linewidth": 2,
-    "lines.markersize": 6,
-    "axes.grid": True,
-    "grid.alpha": 0.3,
-    "figure.figsize": (6.4, 4.0),
-    "figure.dpi": 100,
-    "savefig.dpi": 150,
-    "legend.frameon": False,
-    "font.size": 11,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-}
-
-
-def setup() -> None:
-    """Apply the book's matplotlib defaults (idempotent)."""
-    mpl.rcParams.update(RC_PARAMS)
-
-
-def style(key: str, **overrides) -> dict:
-    """Keyword arguments for ``ax.plot`` for a method or series name."""
-    s = dict(STYLE.get(key, {"label": key}))
-    s.update(overrides)
-    return s
-
-
-def shade(key: str, j: int, k: int, **overrides) -> dict:
-    """The style of ``key`` for the j-th of k curves of one method (several n or tau): its colour,
-    from dark (j = 0) to light (j = k - 1), and one line style per curve; the marker stays the method's."""
-    j = check_int("j", j, 0)
-    k = check_int("k", k, j + 1)
-    s = style(key)
-    rgb = np.array(mpl.colors.to_rgb(s.get("color", "#000000")))
-    t = 0.0 if k == 1 else 0.6 * j / (k - 1)
-    s["color"] = tuple(rgb * (1 - t) + t)                # toward white
-    s["ls"] = ("-", "--", "-.", ":")[j % 4]
-    s.update(overrides)
-    return s
-
-
-def _ax(ax):
-    if ax is None:
-        setup()
-        _, ax = plt.subplots()
-    return ax
-
+# re-exported: blockcd.plotting's public names from before the split stay importable from here
+from .diagrams import (  # noqa: F401
+    COVERAGE_MARKS,
+    SELECTION_BESIDE_M,
+    SELECTION_MAX_M,
+    SELECTION_MAX_N,
+    TIMELINE_COLORS,
+    round_messages,
+    round_timeline,
+    selection_grid,
+)
+from .styles import RC_PARAMS, STYLE, ax_or_new, setup, shade, style  # noqa: F401
 
 #: the x axes :func:`convergence` draws against, with the History field each reads; the History
 #: field names themselves (``"blocks_up"``, ``"bytes_up"``, ``"bytes_down"``) are accepted too
@@ -106,6 +43,8 @@ X_AXES = {
     "bytes_down": ("bytes_down", "bytes received per worker"),
 }
 _X_ALIASES = {"iterations": "iteration", "blocks_up": "blocks", "bytes_up": "bytes"}
+# the legend entry of against_tau's mark when mark_label is None (matplotlib mathtext)
+_MARK_LABEL = r"$\tau = m/n$"
 #: the error curves :func:`convergence` draws, with the History field each reads
 Y_VALUES = ("dist2", "gap", "grad2")
 
@@ -139,7 +78,7 @@ def convergence(histories: Sequence, ax=None, *, x: str = "iteration", y: str = 
     histories : sequence of History
         The runs, e.g. ``[blockcd.run(p, "ibcd", m=40, tau=t, iters=500) for t in (4, 40)]``.
     ax : matplotlib Axes, optional
-        Drawn into; a new figure with the book's defaults (:func:`setup`) when None.
+        Drawn into; a new figure with the book's defaults (:func:`blockcd.styles.setup`) when None.
     x : str
         ``'iteration'`` (the default), ``'blocks'`` (cumulative blocks sent per worker,
         ``History.blocks_up``), ``'bytes'`` (bytes sent up per worker, ``History.bytes_up``) or
@@ -154,7 +93,7 @@ def convergence(histories: Sequence, ax=None, *, x: str = "iteration", y: str = 
         Legend entries, one per run.  By default each run is labelled by its method and its
         :math:`\tau` (:func:`run_label`), and also by its step when two runs share both.
     keys : iterable of str, optional
-        The :data:`STYLE` entry (colour and marker) of each run, e.g. ``["gd", "ibcd"]`` to draw a
+        The :data:`blockcd.styles.STYLE` entry (colour and marker) of each run, e.g. ``["gd", "ibcd"]`` to draw a
         run at :math:`\tau = m` as dense gradient descent.  By default each run takes its method's
         style, and several runs of one method are told apart by :func:`shade` (one shade and one
         line style per run, dark to light in the order given).  With ``keys`` given, every run is
@@ -212,7 +151,7 @@ def convergence(histories: Sequence, ax=None, *, x: str = "iteration", y: str = 
         labels = [run_label(h, step=pairs.count((h.method, h.tau)) > 1) for h in histories]
     elif labels is None:
         labels = [None] * k
-    ax = _ax(ax)
+    ax = ax_or_new(ax)
     ends = []
     for h, lab, st in zip(histories, labels, styles):
         if y != "grad2" and h.grad2 is not None:
@@ -249,16 +188,41 @@ def rate_line(ax, rate: float, iters: int, start: float = 1.0, **kw):
 
 
 def against_tau(taus, measured, predicted=None, ax=None, *, key: str = "ibcd", mark: float | None = None,
-                mark_label: str = r"$\tau = m/n$", ylabel: str = "iterations", logy: bool = False, **kw):
-    """Measured values against tau (markers) with the prediction (dashed line) and an optional mark."""
-    ax = _ax(ax)
+                mark_label: str | None = None, ylabel: str = "iterations", logy: bool = False, **kw):
+    """Measured values against tau (markers) with the prediction (dashed line) and an optional mark.
+
+    Parameters
+    ----------
+    taus, measured : arrays of one length
+        The tau values (a log axis) and what was measured at each.
+    predicted : array or None
+        The theory's values at the same taus, drawn dashed in the method's colour.
+    ax : matplotlib Axes or None
+        Drawn into; a new figure with the book's defaults when None.
+    key : str
+        The :data:`blockcd.styles.STYLE` entry of the markers.
+    mark : float or None
+        A tau to mark with a dotted vertical line (e.g. m/n).
+    mark_label : str or None
+        The mark's legend entry (None: the mathtext of tau = m/n).
+    ylabel : str
+    logy : bool
+        A log y axis.
+    **kw
+        Overrides of the markers' style.
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    ax = ax_or_new(ax)
     taus = np.asarray(taus)
     st = style(key, **kw)
     ax.plot(taus, measured, ls="none", **st)
     if predicted is not None:
         ax.plot(taus, predicted, color=st["color"], ls="--", lw=1.5, label=f"{st.get('label', key)} (theory)")
     if mark is not None:
-        ax.axvline(mark, color="0.5", ls=":", lw=1.5, label=mark_label)
+        ax.axvline(mark, color="0.5", ls=":", lw=1.5, label=_MARK_LABEL if mark_label is None else mark_label)
     ax.set_xscale("log")
     if logy:
         ax.set_yscale("log")
@@ -290,7 +254,7 @@ def time_split(measurements, ax=None, *, xlabel: str = "rank", unit: float = 1e-
     (not part of the method) is left out.  ``unit`` is the time unit in seconds
     (milliseconds by default).
     """
-    ax = _ax(ax)
+    ax = ax_or_new(ax)
     comp = np.asarray(measurements.compute).mean(axis=1) / unit
     comm = np.asarray(measurements.comm).mean(axis=1) / unit
     ranks = np.arange(comp.size)
@@ -301,259 +265,4 @@ def time_split(measurements, ax=None, *, xlabel: str = "rank", unit: float = 1e-
     ax.set_ylabel({1e-3: "milliseconds per iteration", 1e-6: "microseconds per iteration",
                    1.0: "seconds per iteration"}.get(unit, f"time per iteration ({unit:g} s)"))
     ax.grid(axis="x", visible=False)
-    return ax
-
-
-#: largest grid :func:`selection_grid` draws (beyond it the counts no longer fit in the cells)
-SELECTION_MAX_N = 32
-SELECTION_MAX_M = 48
-#: up to this many blocks the two panels stand side by side, beyond it one above the other
-SELECTION_BESIDE_M = 20
-#: the marks of the "what reaches the master" row: a block from nobody, from one worker, from two or more
-COVERAGE_MARKS = {
-    "nobody": {"facecolor": "#ececec", "hatch": "///", "edgecolor": "#a6a6a6", "label": "from nobody"},
-    "once": {"facecolor": "white", "hatch": None, "edgecolor": "#7f7f7f", "label": "from one worker"},
-    "several": {"facecolor": "#4d4d4d", "hatch": None, "edgecolor": "#4d4d4d",
-                "label": "from two or more workers"},
-}
-
-
-def _coverage_kind(count: int) -> str:
-    return "nobody" if count == 0 else "once" if count == 1 else "several"
-
-
-def selection_grid(n: int, m: int, tau: int, *, seed: int = 0, iteration: int = 0, axes=None):
-    r"""Who sends which block in one round: independent sampling beside shared sampling.
-
-    Each panel is an n x m grid, workers (rows, top to bottom) by blocks
-    (columns); a shaded cell is a block the worker sends.  The choices are
-    those of :class:`~blockcd.blocks.BlockSampler` with this ``seed`` at
-    iteration ``iteration``, the choices :func:`blockcd.run` makes: on the
-    left every worker draws its own tau blocks
-    (``sampling='independent'``), on the right one draw serves all workers
-    (``sampling='shared'``).  Below each grid, the row *what reaches the
-    master* gives, per block, the number of workers that sent it (the column
-    sum); a block that arrives from nobody is hatched and one that arrives
-    from two or more workers is filled dark, as the legend says.  The
-    expected number of blocks nobody sends is :math:`m(1 - \tau/m)^n` under
-    independent sampling and exactly :math:`m - \tau` under shared sampling
-    (chapter 3, the coverage lemma).
-
-    Parameters
-    ----------
-    n : int in [1, 32]
-        Workers (rows).
-    m : int in [1, 48]
-        Blocks (columns).
-    tau : int in [1, m]
-        Blocks each worker sends.
-    seed : int >= 0
-        The run seed of the samplers.
-    iteration : int >= 0
-        The round whose choices are drawn.
-    axes : pair of matplotlib Axes, optional
-        Where to draw the two panels; by default a new figure, the panels side
-        by side up to m = 20 blocks and one above the other beyond, so that
-        the counts stay readable.
-
-    Returns
-    -------
-    matplotlib Figure
-        The figure holding the two panels.  Panel j's Axes keeps the drawn
-        (n, m) mask as ``axes[j].selection_mask`` and the per-block counts as
-        ``axes[j].selection_counts``.
-
-    Raises
-    ------
-    TypeError
-        If ``n``, ``m``, ``tau``, ``seed`` or ``iteration`` is not an integer,
-        or ``axes`` is not a pair of Axes.
-    ValueError
-        If one of them is outside its range.
-    """
-    from .blocks import SAMPLINGS, BlockSampler
-
-    n = check_int("n", n, 1, SELECTION_MAX_N)
-    m = check_int("m", m, 1, SELECTION_MAX_M)
-    tau = check_int("tau", tau, 1, m)
-    seed = check_seed("seed", seed)
-    iteration = check_int("iteration", iteration, 0)
-    beside = m <= SELECTION_BESIDE_M
-    if axes is None:
-        setup()
-        if beside:
-            cell = min(0.4, 8.8 / (2 * m))
-            size = (2 * m * cell + 1.9, (n + 1.5) * cell + 1.9)
-        else:
-            cell = min(0.4, 9.0 / m)
-            size = (m * cell + 1.6, 2 * ((n + 1.5) * cell + 1.2) + 0.7)
-        fig, axes = plt.subplots(1, 2, figsize=size, layout="constrained") if beside else \
-            plt.subplots(2, 1, figsize=size, layout="constrained")
-        fig.get_layout_engine().set(wspace=0.04, hspace=0.04)
-    else:
-        try:
-            axes = list(axes)
-        except TypeError:
-            raise TypeError(f"axes must be a pair of matplotlib Axes, got {type(axes).__name__}") from None
-        if len(axes) != 2 or not all(isinstance(a, mpl.axes.Axes) for a in axes):
-            raise TypeError(f"axes must be a pair of matplotlib Axes, got {len(axes)} object(s) "
-                            f"of types {[type(a).__name__ for a in axes]}")
-        fig = axes[0].figure
-    # the figure is shown at about 7 inches in the HTML page: fonts large enough to survive the shrink
-    cell_font = 12 if m > 24 else 13 if m > 16 else 14
-    for ax, sampling in zip(axes, SAMPLINGS):
-        mask = np.array(BlockSampler(n, m, tau, seed=seed, sampling=sampling).masks(iteration), dtype=bool)
-        counts = mask.sum(axis=0)
-        colour = STYLE[sampling]["color"]
-        ax.selection_mask, ax.selection_counts = mask, counts
-        for i in range(n):
-            for j in range(m):
-                ax.add_patch(mpl.patches.Rectangle(
-                    (j, i), 1, 1, facecolor=colour if mask[i, j] else "white", edgecolor="#bfbfbf", lw=0.8,
-                    gid=f"cell-{i}-{j}"))
-        row = n + 0.5                       # the master's row, half a cell below the grid
-        for j, c in enumerate(counts):
-            mark = COVERAGE_MARKS[_coverage_kind(int(c))]
-            ax.add_patch(mpl.patches.Rectangle(
-                (j, row), 1, 1, facecolor=mark["facecolor"], edgecolor=mark["edgecolor"],
-                hatch=mark["hatch"], lw=1.0, gid=f"count-{j}"))
-            ax.text(j + 0.5, row + 0.5, str(int(c)), ha="center", va="center", fontsize=cell_font,
-                    color="white" if c >= 2 else "black", fontweight="bold" if c >= 2 else "normal",
-                    gid=f"count-{j}")
-        ax.set_xlim(0, m)
-        ax.set_ylim(row + 1, 0)
-        ax.set_aspect("equal")
-        ax.grid(False)
-        for side in ax.spines.values():
-            side.set_visible(False)
-        step = 1 if m <= 12 else 5
-        ax.set_xticks(np.arange(0, m, step) + 0.5, [str(j + 1) for j in range(0, m, step)])
-        if beside and ax is not axes[0]:
-            ax.set_yticks([])               # the left panel names the rows of both
-        else:
-            wk = list(range(0, n, 1 if n <= 12 else 5))
-            ax.set_yticks([i + 0.5 for i in wk] + [row + 0.5],
-                          [f"worker {i + 1}" for i in wk] + ["to the master"])
-        ax.tick_params(length=0, labelsize=13)
-        nobody, several = int(np.sum(counts == 0)), int(np.sum(counts >= 2))
-        ax.set_xlabel(f"block\n{STYLE[sampling]['label']}\n{nobody} from nobody, {several} from two or more",
-                      fontsize=13)
-    handles = [mpl.patches.Patch(facecolor=mk["facecolor"], edgecolor=mk["edgecolor"], hatch=mk["hatch"],
-                                 label=mk["label"]) for mk in COVERAGE_MARKS.values()]
-    handles += [mpl.patches.Patch(facecolor=STYLE[s]["color"], label=f"sent ({STYLE[s]['label']})")
-                for s in SAMPLINGS]
-    fig.legend(handles=handles, loc="outside lower center", ncol=3, fontsize=13)
-    return fig
-
-
-#: colours of the segments :func:`round_timeline` draws (worker messages alternate two blues)
-TIMELINE_COLORS = {"compute": "#ff7f0e", "latency": "#d62728", "worker": ("#1f77b4", "#9ecae1"),
-                   "broadcast": "#c7c7c7"}
-
-
-def round_timeline(rows: dict, ax=None, *, unit: float = 1e-3):
-    r"""One round as a horizontal bar of consecutive segments, one bar per row (chapter 9).
-
-    ``rows`` maps a row label (e.g. ``"dense, τ = m"``) to the segments of
-    :func:`blockcd.network.round_segments`, a list of (name, seconds).  Each
-    bar starts at 0 and lays the segments end to end: compute (orange), the
-    latency (red), the workers' messages into the master (alternating blues,
-    one per worker), and a hatched grey broadcast if present.  The x axis is
-    time in ``unit`` seconds (milliseconds by default); the first row is drawn
-    at the top.  Returns the Axes; ``ax.timeline_totals`` holds each row's
-    drawn length in seconds (the broadcast excluded), marked on each bar by a
-    black tick labelled T, for the chapter's assert
-    against :func:`blockcd.network.round_time`.
-    """
-    if not isinstance(rows, dict) or not rows:
-        raise TypeError("rows must be a non-empty dict {label: [(segment name, seconds), ...]}")
-    ax = _ax(ax)
-    totals = {}
-    labels = list(rows)
-    for y, label in enumerate(labels):
-        start, total, w = 0.0, 0.0, 0
-        for name, seconds in rows[label]:
-            seconds = float(seconds)
-            if not np.isfinite(seconds) or seconds < 0:
-                raise ValueError(f"segment {name!r} of row {label!r} must last >= 0 seconds, got {seconds}")
-            kw = {"height": 0.6, "edgecolor": "white", "linewidth": 0.5}
-            if name.startswith("worker"):
-                kw["color"] = TIMELINE_COLORS["worker"][w % 2]
-                w += 1
-            elif name == "broadcast":
-                kw.update(color=TIMELINE_COLORS["broadcast"], hatch="//", edgecolor="#7f7f7f")
-            else:
-                kw["color"] = TIMELINE_COLORS.get(name, "#7f7f7f")
-            ax.barh(-y, seconds / unit, left=start / unit, **kw)
-            start += seconds
-            if name != "broadcast":
-                total += seconds
-        totals[label] = total
-        ax.plot([total / unit] * 2, [-y - 0.38, -y + 0.38], color="k", lw=1.5)
-        suffix = {1e-3: " ms", 1e-6: " µs", 1.0: " s"}.get(unit, "")
-        ax.text(total / unit, -y + 0.4, f"T = {total / unit:.3g}{suffix}", ha="center", va="bottom", fontsize=9)
-    handles = [mpl.patches.Patch(color=TIMELINE_COLORS["compute"], label="compute"),
-               mpl.patches.Patch(color=TIMELINE_COLORS["latency"], label="latency α"),
-               mpl.patches.Patch(color=TIMELINE_COLORS["worker"][0], label="workers' messages, one after another")]
-    if any(name == "broadcast" for segs in rows.values() for name, _ in segs):
-        handles.append(mpl.patches.Patch(facecolor=TIMELINE_COLORS["broadcast"], hatch="//",
-                                         edgecolor="#7f7f7f", label="broadcast of the iterate"))
-    ax.legend(handles=handles, loc="lower right", fontsize=9)
-    ax.set_yticks([-y for y in range(len(labels))], labels)
-    ax.set_xlabel({1e-3: "time in the round (ms)", 1e-6: "time in the round (µs)",
-                   1.0: "time in the round (s)"}.get(unit, f"time in the round ({unit:g} s)"))
-    ax.grid(axis="y", visible=False)
-    ax.timeline_totals = totals
-    return ax
-
-
-def round_messages(n: int, d: int, m: int, tau: int, ax=None, *, bytes_per_number: int = 8,
-                   label: str | None = None):
-    r"""The ranks of an MPI job and the messages of one round (chapter 10).
-
-    Rank 0, the master, sits on top; ranks 1 to n, the workers, below.  Grey
-    arrows are the broadcast of the iterate, :math:`8d` bytes that every worker
-    receives; coloured arrows are the workers' messages, the values of
-    :math:`\tau` blocks, :math:`8\tau d/m` bytes each (blocks of equal size),
-    their width in proportion to their size.  The text on top gives what the
-    master's link takes in per round, :math:`8n\tau d/m` bytes: :math:`8nd` dense,
-    :math:`8d` at :math:`\tau = m/n`, after ``label`` if one is given.
-    ``bytes_per_number`` is 8 for float64; at most 16 workers are drawn.
-
-    Returns the Axes; ``ax.message_bytes`` holds the drawn numbers,
-    ``{'up': ..., 'into_master': ..., 'down': ...}``, for the chapter's assert
-    against the bytes the ranks counted.
-    """
-    n = check_int("n", n, 1, 16)
-    d = check_int("d", d, 1)
-    m = check_int("m", m, 1, d)
-    tau = check_int("tau", tau, 1, m)
-    bytes_per_number = check_int("bytes_per_number", bytes_per_number, 1)
-    ax = _ax(ax)
-    up = bytes_per_number * tau * d / m
-    down = float(bytes_per_number * d)
-    xm = (n - 1) / 2
-    colour = STYLE["ibcd"]["color"]
-    box = {"boxstyle": "round,pad=0.4", "facecolor": "white", "edgecolor": "0.3"}
-    for i in range(n):
-        spread = 0.08 * (i - xm)   # each worker's arrows meet the master at their own place
-        ax.annotate("", xy=(i - 0.12, 0.18), xytext=(xm + spread - 0.1, 0.82),
-                    arrowprops={"arrowstyle": "-|>", "color": "0.6", "lw": 4.0, "shrinkA": 0, "shrinkB": 0})
-        ax.annotate("", xy=(xm + spread + 0.1, 0.82), xytext=(i + 0.12, 0.18),
-                    arrowprops={"arrowstyle": "-|>", "color": colour, "lw": 0.6 + 3.4 * up / down,
-                                "shrinkA": 0, "shrinkB": 0})
-        ax.text(i, 0.05, f"rank {i + 1}\nworker {i}", ha="center", va="center", fontsize=10, bbox=box)
-    ax.text(xm, 0.95, "rank 0\nmaster", ha="center", va="center", fontsize=10, bbox=box)
-    if label is not None and not isinstance(label, str):
-        raise TypeError(f"label must be a string or None, got {type(label).__name__}")
-    top = f"into the master: {up * n:,.0f} bytes per round"
-    ax.text(xm, 1.2, top if label is None else f"{label}\n{top}", ha="center", va="center", fontsize=11)
-    handles = [mpl.lines.Line2D([], [], color="0.6", lw=4.0, label=f"down: the iterate, {down:,.0f} bytes"),
-               mpl.lines.Line2D([], [], color=colour, lw=0.6 + 3.4 * up / down,
-                                label=f"up: {tau} of {m} blocks, {up:,.0f} bytes")]
-    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.02), ncol=1, fontsize=10)
-    ax.set_xlim(-0.7, n - 0.3)
-    ax.set_ylim(-0.1, 1.32)
-    ax.set_axis_off()
-    ax.message_bytes = {"up": up, "into_master": up * n, "down": down}
     return ax

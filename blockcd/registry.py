@@ -20,31 +20,48 @@ class Method:
 
     Attributes
     ----------
-    name : the registry name, e.g. ``'isega'``
-    title : how the book writes it, e.g. ``'ISEGA'``
-    rule : its :class:`blockcd.rules.Rule`
-    aliases : other names accepted (the dense parent, run with tau = m)
-    samplings : block samplings its theory covers; the first is the default (``sampling=None``)
-    minibatch : whether workers may use b-minibatches of their rows (``batch=``)
-    full_batch : whether ``batch=None`` means each worker's full local gradient (IS-ASGD) rather than
+    name
+        The registry name, e.g. ``'isega'``
+    title
+        How the book writes it, e.g. ``'ISEGA'``
+    rule
+        Its :class:`blockcd.rules.Rule`
+    aliases
+        Other names accepted (the dense parent, run with tau = m)
+    samplings
+        Block samplings its theory covers; the first is the default (``sampling=None``)
+    minibatch
+        Whether workers may use b-minibatches of their rows (``batch=``)
+    full_batch
+        Whether ``batch=None`` means each worker's full local gradient (IS-ASGD) rather than
         b = 1 (the stochastic methods, whose estimate is a minibatch by definition)
-    shifts : whether workers keep a shift h_i (converges on heterogeneous data)
-    prox : whether the master takes a prox step, so the problem may carry a regulariser R
+    shifts
+        Whether workers keep a shift h_i (converges on heterogeneous data)
+    prox
+        Whether the master takes a prox step, so the problem may carry a regulariser R
         (``problems.ridge(..., reg=R)``); the others reject such a problem
-    bernoulli : whether a worker sends all m blocks with probability tau/m, or none
+    bernoulli
+        Whether a worker sends all m blocks with probability tau/m, or none
         (:class:`blockcd.blocks.BernoulliSampler`), instead of tau of the m blocks
-    shared_data : whether every worker reads all N functions (a problem with ``split='identical'``, alias
+    shared_data
+        Whether every worker reads all N functions (a problem with ``split='identical'``, alias
         ``'shared'``) and the engine draws n distinct of them per round (:class:`blockcd.blocks.SharedRows`)
-    decreasing : whether the theory gives a decreasing schedule (``step='decreasing'``,
+    decreasing
+        Whether the theory gives a decreasing schedule (``step='decreasing'``,
         :func:`blockcd.theory.decreasing_schedule`)
-    schedules : whether ``step`` may be a callable k -> step (not IS-ASGD, whose parameters are set
+    schedules
+        Whether ``step`` may be a callable k -> step (not IS-ASGD, whose parameters are set
         once from the step)
-    asynchronous : whether the master applies each worker's message on arrival, with no rounds
+    asynchronous
+        Whether the master applies each worker's message on arrival, with no rounds
         (:mod:`blockcd.asynchronous`; ``delays=`` gives the order of arrivals)
-    nonconvex : whether its theory covers a smooth non-convex f (``problems.nonconvex``; the paper's
+    nonconvex
+        Whether its theory covers a smooth non-convex f (``problems.nonconvex``; the paper's
         Theorem 7, :func:`blockcd.theory.nonconvex_step`); the others reject such a problem
-    chapter : the chapter that derives it ("" while no chapter does)
-    baseline : a method the paper compares against, not one of the book's (``'cd'``, coordinate descent with
+    chapter
+        The chapter that derives it ("" while no chapter does)
+    baseline
+        A method the paper compares against, not one of the book's (``'cd'``, coordinate descent with
         the same blocks on every worker): it has its own steps and is left out of :data:`BOOK_METHODS`
     """
 

@@ -51,9 +51,12 @@ class Received:
 
     Attributes
     ----------
-    values : (n, d) array; row i holds what worker i sent on its coordinates (entries outside ``mask`` are not read)
-    mask : (n, d) booleans, True where worker i sent (None: every worker sent every coordinate, tau = m)
-    idx : (n, b) array of the rows the workers sampled this round (None for a method without samples)
+    values
+        (n, d) array; row i holds what worker i sent on its coordinates (entries outside ``mask`` are not read)
+    mask
+        (n, d) booleans, True where worker i sent (None: every worker sent every coordinate, tau = m)
+    idx
+        (n, b) array of the rows the workers sampled this round (None for a method without samples)
     """
 
     __slots__ = ("idx", "mask", "values")
@@ -297,7 +300,7 @@ class ISAGALocal(Rule):
     """
 
     name = "isaga-local"
-    #: numbers the vector tables of all workers may hold (8 bytes each: 2 GiB)
+    #: numbers the vector tables of all workers may hold (8 bytes each, 2 GiB)
     MAX_TABLE = 1 << 28
 
     def worker_init(self, o, x0):
@@ -349,7 +352,7 @@ class ISAGAShared(Rule):
 
     name = "isaga-shared"
     per_worker = True
-    #: numbers the table may hold (8 bytes each: 2 GiB)
+    #: numbers the table may hold (8 bytes each, 2 GiB)
     MAX_TABLE = 1 << 28
 
     def master_init(self, x0, problem, step):

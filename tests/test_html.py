@@ -445,3 +445,70 @@ def test_chapter_6_has_its_starred_section_and_figures(visited):
     ids = _ids(HTML / "book" / "06_heterogeneous.html")
     assert {"fig-isega-shifts", "fig-isega-terms", "fig-isega-real"} <= ids
     assert {"fig-is-saga", "fig-isaga-local"} <= _ids(HTML / "book" / "06b_is_saga.html")
+
+
+# ---- the API reference: an index page (book/api) and one page per module group (book/api/*)
+API_PAGES = [d for d in PAGES if d == "book/api" or d.startswith("book/api/")]
+#: the most text one reference page may hold (the single page of before was about 250k characters)
+API_PAGE_MAX_CHARS = 80_000
+
+API_JS = """() => {
+  const main = document.querySelector('main');
+  const c = main.cloneNode(true);
+  c.querySelectorAll('pre, script, style, mjx-container, .MathJax, .math').forEach(e => e.remove());
+  const fields = Array.from(main.querySelectorAll('dl.field-list > dt'));
+  return {
+    all: main.innerText,
+    prose: c.innerText,
+    // napoleon turns 'name: text' in an attribute's first line into a field 'Type'
+    types: fields.filter(dt => dt.textContent.replace(':', '').trim() === 'Type').length,
+    // 'a, b : int' in an Attributes section renders as 'b (a,)': the names read as the type
+    entries: Array.from(main.querySelectorAll('dl.field-list > dd li')).map(li => li.textContent.trim()),
+    ids: Array.from(main.querySelectorAll('dt.sig[id]')).map(dt => dt.id),
+  };
+}"""
+
+
+@pytest.fixture(scope="module")
+def api_pages(site, browser):
+    out = {}
+    for doc in API_PAGES:
+        page, _, _ = _open(browser, site, doc + ".html")
+        out[doc] = page.evaluate(API_JS)
+        page.context.close()
+    return out
+
+
+def test_api_reference_is_an_index_and_one_page_per_module_group(api_pages):
+    assert "book/api" in API_PAGES and len(API_PAGES) >= 8, f"the reference's pages in _toc.yml: {API_PAGES}"
+    sizes = {d: len(v["all"]) for d, v in api_pages.items()}
+    big = {d: n for d, n in sizes.items() if n > API_PAGE_MAX_CHARS}
+    assert not big, f"reference pages longer than {API_PAGE_MAX_CHARS} characters: {big}"
+    index = api_pages["book/api"]["all"]
+    for doc in API_PAGES[1:]:
+        assert sizes[doc] > 2000, f"{doc} documents almost nothing ({sizes[doc]} characters)"
+    # every module group is linked from the index by its page title
+    assert all(t in index for t in ("Running methods", "Problems and data", "Widgets")), index[:500]
+
+
+@pytest.mark.parametrize("doc", API_PAGES)
+def test_api_docstrings_render_as_written(api_pages, doc):
+    v = api_pages[doc]
+    assert v["types"] == 0, f"{doc}: {v['types']} attribute docstrings read as 'Type: ...' (a colon in the first line)"
+    grouped = [e[:80] for e in v["entries"] if re.match(r"\S+ \((\w+, )*\w+,\)", e)]
+    assert not grouped, f"{doc}: attributes grouped in one entry render the names as a type: {grouped}"
+    raw = sorted(set(re.findall(r"\\[a-zA-Z]+|\bfrac\d|\blVert|\$[^$\n]*\$", v["prose"])))
+    assert not raw, f"{doc}: raw LaTeX outside math: {raw}"
+
+
+def test_api_run_names_every_registry_method(api_pages):
+    from blockcd.registry import ALIASES, METHODS
+
+    page = next(d for d in API_PAGES if "blockcd.run" in api_pages[d]["ids"])
+    text = api_pages[page]["all"]
+    start = text.index("blockcd.run(")
+    # the entry of the parameter 'method', up to the next parameter's ('m')
+    entry = re.search(r"\bmethod \(.*?(?=\n\s*m \()", text[start:], re.DOTALL)
+    assert entry, f"{page}: blockcd.run's parameter 'method' not found"
+    missing = [m for m in (*METHODS, *ALIASES) if f"'{m}'" not in entry.group(0)]
+    assert not missing, f"{page}: blockcd.run's parameter 'method' does not list {missing}"

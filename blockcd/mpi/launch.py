@@ -109,9 +109,10 @@ class Measurements:
 
     Attributes
     ----------
-    compute, comm : arrays (K, iters)
-        Seconds per iteration of each rank (row 0 the master) spent computing
-        and inside MPI calls (sending, receiving and waiting).
+    compute : array (K, iters)
+        Seconds per iteration of each rank (row 0 the master) spent computing.
+    comm : array (K, iters)
+        Seconds per iteration of each rank spent inside MPI calls (sending, receiving and waiting).
     evaluation : array (iters + 1,)
         The master's seconds per iterate for ||x - x*||^2 and f(x) - f* (not part of the method).
     bytes_up : array (iters, n)

@@ -14,10 +14,10 @@ import numpy as np
 
 from .._validate import check_int
 
-#: message tags: values, packed indices
+#: message tags (values, packed indices)
 TAG_VALUES = 1
 TAG_INDICES = 2
-#: asynchronous IS-SGD: the master's answer to one worker (its new point), and the order to stop
+#: asynchronous IS-SGD, the master's answer to one worker (its new point), and the order to stop
 TAG_POINT = 3
 TAG_STOP = 4
 

@@ -51,7 +51,7 @@ from .core import Problem
 from .datasets import PaperDataset, breast_cancer, digits, load_libsvm, read_libsvm, standardize
 
 # the documented constants again, with the comments the API reference shows under blockcd.problems
-#: ``split='shared'`` is the paper's name for ``'identical'``: every worker reads all N functions
+#: ``split='shared'`` is the paper's name for ``'identical'``, where every worker reads all N functions
 #: (shared data, N = the number of rows, f = (1/N) sum_j f_j); shared-data ISAGA needs it
 SHARED_ALIASES = common.SHARED_ALIASES
 

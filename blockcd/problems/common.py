@@ -11,7 +11,7 @@ import numpy as np
 
 LOSSES = ("ridge", "logistic")
 SPLITS = ("iid", "sorted", "identical", "contiguous")
-#: ``split='shared'`` is the paper's name for ``'identical'``: every worker reads all N functions
+#: ``split='shared'`` is the paper's name for ``'identical'``, where every worker reads all N functions
 #: (shared data, N = the number of rows, f = (1/N) sum_j f_j); shared-data ISAGA needs it
 SHARED_ALIASES = {"shared": "identical"}
 

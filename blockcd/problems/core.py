@@ -41,17 +41,29 @@ class Problem(SmoothnessMixin, OptimumMixin, VarianceMixin):
 
     Attributes
     ----------
-    n, d : int
-        Workers and dimension.
+    n : int
+        Workers.
+    d : int
+        Dimension.
+    N : int
+        Rows (functions f_j) in all.
     sizes : ndarray (n,)
         Rows held by each worker, l_i.
-    loss, split, lam : str, str, float
-    L, L_i, L_max, L_sample, mu, kappa, r, x_star, f_star, sigma_star2, rho0
-        Constants of the theory, computed on first use (see each property).
+    loss : str
+        ``'ridge'`` or ``'logistic'``.
+    split : str
+        How the rows were dealt to the workers (``'identical'`` for the alias ``'shared'``).
+    lam : float
+        The l2 regularisation.
+
+    Notes
+    -----
+    The constants of the theory (``L``, ``L_i``, ``L_max``, ``L_sample``, ``mu``, ``kappa``, ``r``,
+    ``x_star``, ``f_star``, ``sigma_star2``, ``rho0``) are properties, computed on first use.
     """
 
     def __init__(self, A, t, *, n_workers, loss, lam, split, seed, name=None, reg=None, nonconvex=0.0):
-        #: the weight w of the non-convex term psi(x) = w sum_j x_j^2/(1 + x_j^2) in every f_i (0: none)
+        #: the weight w of the non-convex term psi(x) = w sum_j x_j^2/(1 + x_j^2) in every f_i (0 for none)
         self.nonconvex = check_float("nonconvex", nonconvex, nonnegative=True)
         if self.nonconvex and reg is not None:
             raise ValueError("a non-convex problem takes no regulariser R (reg must be None): the methods with a "
@@ -59,7 +71,7 @@ class Problem(SmoothnessMixin, OptimumMixin, VarianceMixin):
         if reg is not None and not isinstance(reg, Regularizer):
             raise TypeError(f"reg must be None or a blockcd Regularizer (regularizers.l1(w), regularizers.l2norm(w)), "
                             f"got {type(reg).__name__}")
-        #: the regulariser R of f = (1/n) sum_i f_i + R (None: no R), held by the master
+        #: the regulariser R of f = (1/n) sum_i f_i + R (None for no R), held by the master
         self.reg = reg
         self.loss = check_choice("loss", loss, LOSSES)
         self.split = check_choice("split", SHARED_ALIASES.get(split, split) if isinstance(split, str) else split,
@@ -267,7 +279,7 @@ class Problem(SmoothnessMixin, OptimumMixin, VarianceMixin):
 
     @property
     def shared_data(self) -> bool:
-        """True when every worker reads all N rows (``split='identical'``, alias ``'shared'``): then
+        """True when every worker reads all N rows (``split='identical'``, alias ``'shared'``); then
         f = (1/N) sum_j f_j with f_j(x) = phi(a_j^T x; t_j) + (lam/2) ||x||^2, each f_i = f."""
         return self.split == "identical"
 

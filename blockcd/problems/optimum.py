@@ -88,7 +88,7 @@ class OptimumMixin:
 
     @property
     def f_lower(self) -> float:
-        """A lower bound on inf f: f* for a convex problem, 0 for a non-convex one.
+        """A lower bound on inf f, f* for a convex problem, 0 for a non-convex one.
 
         Every term of a non-convex problem's f is >= 0 (the loss phi, (lam/2)||x||^2 and psi),
         so 0 <= inf f; the bound of the paper's Theorem 7 takes f(x^0) - f_lower for f(x^0) - f*.

@@ -26,8 +26,9 @@ class VarianceMixin:
 
     @cached_property
     def nu2_bound(self) -> float:
-        r"""A uniform bound on the dissimilarity, :math:`\frac1n\sum_i\lVert\nabla f(x) - \nabla f_i(x)\rVert^2
-        \le \nu^2` for every x (the paper's Theorem 7; chapter 5, "Without convexity").
+        r"""A uniform bound nu^2 on the dissimilarity of the workers' functions, for every x
+        :math:`\frac1n\sum_i\lVert\nabla f(x) - \nabla f_i(x)\rVert^2 \le \nu^2`
+        (the paper's Theorem 7; chapter 5, "Without convexity").
 
         The terms lam x and psi are the same in every f_i and cancel, and the dissimilarity is at most
         :math:`\frac1n\sum_i\lVert\nabla\ell_i(x)\rVert^2` for the data parts
@@ -90,7 +91,7 @@ class VarianceMixin:
         top = sla.eigh(M, H @ H, eigvals_only=True, subset_by_index=[self.d - 1, self.d - 1])
         return max(float(top[0]), 1.0)
 
-    #: numbers the per-worker d x d matrices of :attr:`local_moments` may hold (8 bytes each: 512 MiB)
+    #: numbers the per-worker d x d matrices of :attr:`local_moments` may hold (8 bytes each, 512 MiB)
     MAX_MOMENTS = 1 << 26
 
     @cached_property

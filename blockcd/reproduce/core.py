@@ -46,22 +46,22 @@ COLUMNS = (
 class Config:
     """Sizes of the suite; ``QUICK`` (the tests, the chapter) or ``FULL``.
 
-    Attributes
-    ----------
-    seeds : runs per random measurement (seeds ``seed .. seed + seeds - 1``)
-    nn_rows, nn_eps : rows per worker and accuracy of the n = 100 synthetic problem (experiment 1)
-    sweep_ns, sweep_taus, sweep_rows, sweep_eps, sweep_cap : workers, tau grid (m = 100), rows
-        per worker and accuracy of experiment 2; a (method, tau) whose bound exceeds
-        ``sweep_cap`` iterations is not run
-    shared_ns : workers of experiment 3
-    real_sets : (dataset, split) pairs of experiment 4
-    real_eps : accuracy of IBCD and IS-SGD on real data (they stop at a neighbourhood)
-    real_eps_shifted : accuracy of ISEGA and IS-SAGA on real data
-    breaks_hets : heterogeneity values of the large-r part of experiment 5
-    breaks_taus : tau grid of the kappa-below-n part of experiment 5
-    tuned_methods : methods of the tuned-step part of experiment 5
-    decreasing : (iterations T, seeds) of experiment 7, IS-SGD with decreasing steps (more seeds
-        than ``seeds``: its tolerances are three standard errors, which few seeds estimate poorly)
+    The fields:
+
+    - ``seeds``: runs per random measurement (seeds ``seed .. seed + seeds - 1``)
+    - ``nn_rows``, ``nn_eps``: rows per worker and accuracy of the n = 100 synthetic problem (experiment 1)
+    - ``sweep_ns``, ``sweep_taus``, ``sweep_rows``, ``sweep_eps``, ``sweep_cap``: workers, tau grid (m = 100), rows
+      per worker and accuracy of experiment 2; a (method, tau) whose bound exceeds
+      ``sweep_cap`` iterations is not run
+    - ``shared_ns``: workers of experiment 3
+    - ``real_sets``: (dataset, split) pairs of experiment 4
+    - ``real_eps``: accuracy of IBCD and IS-SGD on real data (they stop at a neighbourhood)
+    - ``real_eps_shifted``: accuracy of ISEGA and IS-SAGA on real data
+    - ``breaks_hets``: heterogeneity values of the large-r part of experiment 5
+    - ``breaks_taus``: tau grid of the kappa-below-n part of experiment 5
+    - ``tuned_methods``: methods of the tuned-step part of experiment 5
+    - ``decreasing``: (iterations T, seeds) of experiment 7, IS-SGD with decreasing steps (more seeds
+      than ``seeds``: its tolerances are three standard errors, which few seeds estimate poorly)
     """
 
     name: str
@@ -110,10 +110,14 @@ class Result:
 
     Attributes
     ----------
-    name : the experiment's name (a key of :data:`EXPERIMENTS`)
-    rows : list of dicts with the ``COLUMNS`` (and experiment-specific extras)
-    figure : matplotlib Figure
-    tables : further tables by name (e.g. the constants of the real data sets)
+    name
+        The experiment's name (a key of :data:`EXPERIMENTS`)
+    rows
+        List of dicts with the ``COLUMNS`` (and experiment-specific extras)
+    figure
+        Matplotlib Figure
+    tables
+        Further tables by name (e.g. the constants of the real data sets)
     """
 
     name: str
@@ -173,8 +177,10 @@ class Data:
     source : str
         Where it was read: 'bundled' (the copy shipped with the library,
         :data:`blockcd.problems.PAPER_DATASETS`) or the file's path (``--libsvm-dir``).
-    A : ndarray, shape (N, d) (the sets are small enough to hold dense)
-    y : ndarray, shape (N,), labels -1 and +1
+    A
+        Ndarray, shape (N, d) (the sets are small enough to hold dense)
+    y
+        Ndarray, shape (N,), labels -1 and +1
     """
 
     paper: str
@@ -184,7 +190,7 @@ class Data:
 
     @property
     def label(self) -> str:
-        """How rows and captions name it: the paper's name, 'a1a'."""
+        """How rows and captions name it (the paper's name, 'a1a')."""
         return self.paper
 
 

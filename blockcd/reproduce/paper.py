@@ -82,7 +82,7 @@ from . import figures
 from .core import Data, Result, _one_thread, _write_csv
 from .figures import cd_one_block
 
-#: the paper's data sets: name -> (d, N) as its Appendix I states them (the bundled copies,
+#: the paper's data sets, name -> (d, N) as its Appendix I states them (the bundled copies,
 #: :data:`blockcd.problems.PAPER_DATASETS`, have these sizes)
 PAPER_SETS = {x: (v.n_features, v.n_rows) for x, v in problems.PAPER_DATASETS.items()}
 #: the figures, in the paper's numbering; 9 is 1 and 11 is 2 (the paper's footnotes)
@@ -94,25 +94,25 @@ SAME = {9: 1, 11: 2}
 class PaperConfig:
     """Sizes of the paper's figures: ``PAPER_QUICK`` (the tests, the chapter) or ``PAPER_FULL``.
 
-    Attributes
-    ----------
-    name : 'quick' or 'full'
-    seeds : runs per curve (seeds ``seed .. seed + seeds - 1``)
-    data : the paper's sets each logistic figure runs on (keys of :data:`PAPER_SETS`)
-    lam, lam_fig10 : the l2 regularisation of the logistic problems, and Fig. 10's (the paper's 0.000025)
-    quad_d, quad_ns, quad_o, quad_eps, quad_iters : the quadratic (17): dimension, workers, columns o of
-        each A_i as a multiple of d/n (so n o is the same for every n), accuracy and most iterations
-    quad_fracs : Fig. 4's nq values (q = these / n)
-    sgd_ns, sgd_batches, sgd_iters : Fig. 5's workers, minibatch sizes and iterations
-    sweep_ns, sweep_qs : workers and the paper's fractions tau of the tau sweeps (Figs. 6, 8, 10, 12; 1/n is
-        added at each n)
-    asgd_rhos, asgd_iters : IASGD's grid of rho and its iterations (Figs. 7-8; the figure of merit is the floor)
-    saga_data, saga_ns, saga_eps, saga_iters, saga_per_row : shared-data ISAGA (Figs. 1 = 9, 10), whose
-        iterations grow with N (SAGA refreshes one of N table entries per iteration): a run takes
-        max(saga_iters, saga_per_row N) iterations, and the quick sizes take the smallest set;
-        ``fig10_eps`` and ``fig10_iters`` the accuracy and iterations of Fig. 10's sweep (its small tau and
-        small l2 make it the longest)
-    isega_ns, isega_eps, isega_iters : ISEGA (Figs. 2 = 11, 12)
+    The fields:
+
+    - ``name``: 'quick' or 'full'
+    - ``seeds``: runs per curve (seeds ``seed .. seed + seeds - 1``)
+    - ``data``: the paper's sets each logistic figure runs on (keys of :data:`PAPER_SETS`)
+    - ``lam``, ``lam_fig10``: the l2 regularisation of the logistic problems, and Fig. 10's (the paper's 0.000025)
+    - ``quad_d``, ``quad_ns``, ``quad_o``, ``quad_eps``, ``quad_iters``: the quadratic (17): dimension, workers, columns o of
+      each A_i as a multiple of d/n (so n o is the same for every n), accuracy and most iterations
+    - ``quad_fracs``: Fig. 4's nq values (q = these / n)
+    - ``sgd_ns``, ``sgd_batches``, ``sgd_iters``: Fig. 5's workers, minibatch sizes and iterations
+    - ``sweep_ns``, ``sweep_qs``: workers and the paper's fractions tau of the tau sweeps (Figs. 6, 8, 10, 12; 1/n is
+      added at each n)
+    - ``asgd_rhos``, ``asgd_iters``: IASGD's grid of rho and its iterations (Figs. 7-8; the figure of merit is the floor)
+    - ``saga_data``, ``saga_ns``, ``saga_eps``, ``saga_iters``, ``saga_per_row``: shared-data ISAGA (Figs. 1 = 9, 10), whose
+      iterations grow with N (SAGA refreshes one of N table entries per iteration): a run takes
+      max(saga_iters, saga_per_row N) iterations, and the quick sizes take the smallest set;
+      ``fig10_eps`` and ``fig10_iters`` the accuracy and iterations of Fig. 10's sweep (its small tau and
+      small l2 make it the longest)
+    - ``isega_ns``, ``isega_eps``, ``isega_iters``: ISEGA (Figs. 2 = 11, 12)
     """
 
     name: str

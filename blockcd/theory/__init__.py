@@ -110,10 +110,10 @@ from .steps import asgd_parameters, average_weights, decreasing_schedule, step_s
 # the API reference, which reads them from this file.
 #: constants of the Lyapunov proofs (chapter 6); loose, see the package docstring
 ISEGA_C = constants.ISEGA_C
-#: IS-SAGA's constant is ISSAGA_C0 + ISSAGA_C * omega: 6 at tau = m, below 36 m/tau at every tau
+#: IS-SAGA's constant is ISSAGA_C0 + ISSAGA_C * omega, 6 at tau = m, below 36 m/tau at every tau
 ISSAGA_C0 = constants.ISSAGA_C0
 ISSAGA_C = constants.ISSAGA_C
-#: the samplings of coordinate descent (``'cd'``): the same blocks on every worker, uniform or by importance
+#: the samplings of coordinate descent (``'cd'``), the same blocks on every worker, uniform or by importance
 CD_SAMPLINGS = coordinate_descent.CD_SAMPLINGS
 
 __all__ = [

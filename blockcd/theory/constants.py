@@ -15,7 +15,7 @@ from .._validate import check_choice, check_int
 METHODS = registry.METHODS
 #: constants of the Lyapunov proofs (chapter 6); loose, see the package docstring
 ISEGA_C = 6.0
-#: IS-SAGA's constant is ISSAGA_C0 + ISSAGA_C * omega: 6 at tau = m, below 36 m/tau at every tau
+#: IS-SAGA's constant is ISSAGA_C0 + ISSAGA_C * omega, 6 at tau = m, below 36 m/tau at every tau
 ISSAGA_C0 = 6.0
 ISSAGA_C = 36.0
 

@@ -7,7 +7,7 @@ import numpy as np
 from .._validate import check_choice, check_float
 from .constants import m_tau
 
-#: the samplings of coordinate descent (``'cd'``): the same blocks on every worker, uniform or by importance
+#: the samplings of coordinate descent (``'cd'``), the same blocks on every worker, uniform or by importance
 CD_SAMPLINGS = ("shared", "importance")
 
 

@@ -77,10 +77,13 @@ class SparsificationState:
     ----------
     step : int
         Steps (backward passes) finished.
-    bytes_sent, bytes_received, dense_bytes : list of float
-        Per finished step, summed over buckets: the bytes this rank sent and
-        received, and what a dense all-reduce of the same buckets would have
-        moved each way.
+    bytes_sent : list of float
+        Per finished step, summed over buckets: the bytes this rank sent.
+    bytes_received : list of float
+        Per finished step, summed over buckets: the bytes this rank received.
+    dense_bytes : list of float
+        Per finished step, summed over buckets: what a dense all-reduce of the same buckets
+        would have moved each way.
     """
 
     def __init__(

@@ -53,13 +53,20 @@ class Explorer:
     Attributes
     ----------
     controls : dict of ipywidgets
-    figure : matplotlib Figure of the live view
-    image : ipywidgets.Image holding the last render
-    info : ipywidgets.HTML under the figure (numbers, or the divergence message)
-    timings : list of seconds per callback (wall clock)
-    cpu_timings : list of CPU seconds of this process per callback
-    last : dict of what the last callback computed (plotted arrays, runs)
-    moved : (control name, +1 or -1) of the reader's last slider move, or None
+    figure : matplotlib Figure
+        The live view.
+    image : ipywidgets.Image
+        The last render.
+    info : ipywidgets.HTML
+        The line under the figure (numbers, or the divergence message).
+    timings : list of float
+        Seconds per callback (wall clock).
+    cpu_timings : list of float
+        CPU seconds of this process per callback.
+    last : dict
+        What the last callback computed (plotted arrays, runs).
+    moved : tuple or None
+        (control name, +1 or -1) of the reader's last slider move.
     """
 
     name = "explorer"

@@ -28,11 +28,11 @@ FLOOR = 1e-13
 
 
 # --------------------------------------------------------------------------- caches
-#: the synthetic problems' rows in all (at most, unless 2 d needs more): 2000 rows of d <= 200 doubles
+#: the synthetic problems' rows in all (at most, unless 2 d needs more), 2000 rows of d <= 200 doubles
 #: (3.2 MB) stay in the processor's cache, where one pass over them costs some 50 us; 6400 rows
 #: (n = 64 workers of 100) did not, and each pass cost 20 times that
 MAX_ROWS = 2000
-#: ... and at most this many entries (rows x d, 1.3 MB): all MAX_ROWS rows up to d = 80, fewer for
+#: ... and at most this many entries (rows x d, 1.3 MB), all MAX_ROWS rows up to d = 80, fewer for
 #: wider problems (800 rows at the playground's d = 200, whose passes over 2000 rows made its redraws at
 #: n = 64 take about 190 ms in the kernel)
 MAX_ENTRIES = 160_000

@@ -21,7 +21,7 @@ NOTE = (
     "the chapter live with the launch button (rocket icon) at the top of the page (Binder or Colab), or clone "
     "the repository, run <code>pip install -r requirements.txt</code> and <code>jupyter lab book/</code>.</p>"
 )
-#: the note where the sweep is a still picture (the PDF): what the figure is and where it moves
+#: the note where the sweep is a still picture (the PDF), what the figure is and where it moves
 NOTE_PRINT = ("The figure above is one frame of a pre-computed sweep, which the book's HTML plays. To move the "
               "controls, open the chapter in a running kernel: pip install -r requirements.txt, jupyter lab book/.")
 

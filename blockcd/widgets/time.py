@@ -177,9 +177,9 @@ class TimeExplorer(Explorer):
         return [dict(base, bandwidth=b) for b in np.geomspace(1, 100, 9)]
 
 
-#: the bandwidth slider's steps (Gbit/s): 1, 2, 5 x 10^k and the links' presets
+#: the bandwidth slider's steps (Gbit/s), 1, 2, 5 x 10^k and the links' presets
 BANDWIDTHS = tuple(sorted({1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0} | {v["bandwidth"] / 1e9 for v in network.LINKS.values()}))
-#: the model-size slider's steps: 1, 2, 5 x 10^k from 10^5 to 10^9 and the models' presets
+#: the model-size slider's steps, 1, 2, 5 x 10^k from 10^5 to 10^9 and the models' presets
 SIZES = tuple(sorted({f * 10**e for e in range(5, 10) for f in (1, 2, 5) if f * 10**e <= 10**9}
                      | set(network.MODELS.values())))
 

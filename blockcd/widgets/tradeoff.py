@@ -22,7 +22,7 @@ from .cache import PROBLEMS, iterations_to, problem_d, tradeoff_sweep
 from .canvas import decades, no_minor_ticks
 from .controls import fmt_int, message
 
-#: the methods the explorer offers: the book's, except IS-SAGA and those that need shared data (its
+#: the methods the explorer offers, the book's, except IS-SAGA and those that need shared data (its
 #: problems give every worker its own rows and it has no split control; the convergence explorer has one)
 OFFERED = tuple(x for x in METHODS if x != "is-saga" and not get(x).shared_data)
 

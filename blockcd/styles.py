@@ -1,0 +1,92 @@
+"""The book's look: one colour and marker per method, and its matplotlib defaults.
+
+Every figure of the library draws a method with :data:`STYLE` (colour, marker and label per
+method or series name), through :func:`style` and, for several curves of one method (several n
+or tau), :func:`shade`.  :func:`setup` applies the book's matplotlib defaults :data:`RC_PARAMS`
+(``lw=2``, grid, no top and right spines; lowercase labels and no titles: captions come from the
+notebook cell's metadata).  :mod:`blockcd.plotting` (the curves) and :mod:`blockcd.diagrams`
+(the pictures of the ideas) draw with them.
+"""
+
+from __future__ import annotations
+
+import matplotlib as mpl
+import matplotlib.pyplot as plt
+import numpy as np
+
+from ._validate import check_int
+
+#: colour, marker and label of each method (and of the dense baselines)
+STYLE = {
+    "ibcd": {"color": "#1f77b4", "marker": "o", "label": "IBCD"},
+    "is-sgd": {"color": "#ff7f0e", "marker": "s", "label": "IS-SGD"},
+    "isega": {"color": "#2ca02c", "marker": "^", "label": "ISEGA"},
+    "is-saga": {"color": "#d62728", "marker": "v", "label": "IS-SAGA"},
+    "is-asgd": {"color": "#9467bd", "marker": "D", "label": "IS-ASGD"},
+    "ibgd": {"color": "#393b79", "marker": "p", "label": "IBGD"},
+    "isaga-local": {"color": "#ad494a", "marker": "<", "label": "distributed ISAGA"},
+    "isaga-shared": {"color": "#637939", "marker": ">", "label": "shared-data ISAGA"},
+    "is-sgd-async": {"color": "#e6550d", "marker": "d", "label": "asynchronous IS-SGD"},
+    "cd": {"color": "#c49c94", "marker": "d", "label": "CD, same blocks, step 1/L"},
+    "cd-importance": {"color": "#8c6d31", "marker": "8", "label": "CD, importance sampling"},
+    "asgd": {"color": "#c5b0d5", "marker": "H", "label": "ASGD"},
+    "gd": {"color": "#7f7f7f", "marker": "x", "label": "dense GD"},
+    "sgd": {"color": "#8c564b", "marker": "P", "label": "minibatch SGD"},
+    "saga": {"color": "#e377c2", "marker": "*", "label": "SAGA"},
+    "shared": {"color": "#bcbd22", "marker": "h", "label": "shared sampling"},
+    "independent": {"color": "#17becf", "marker": "o", "label": "independent sampling"},
+    "top-k": {"color": "#000000", "marker": "X", "label": "top-k"},
+    "theory": {"color": "#000000", "ls": "--", "label": "theory"},
+}
+
+#: the book's matplotlib rc defaults; :func:`setup` applies them globally; a figure built
+#: outside pyplot (the explorers of :mod:`blockcd.widgets`) takes them through
+#: ``matplotlib.rc_context(RC_PARAMS)``
+RC_PARAMS = {
+    "lines.linewidth": 2,
+    "lines.markersize": 6,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "figure.figsize": (6.4, 4.0),
+    "figure.dpi": 100,
+    "savefig.dpi": 150,
+    "legend.frameon": False,
+    "font.size": 11,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+}
+
+
+def setup() -> None:
+    """Apply the book's matplotlib defaults (idempotent)."""
+    mpl.rcParams.update(RC_PARAMS)
+
+
+def style(key: str, **overrides) -> dict:
+    """Keyword arguments for ``ax.plot`` for a method or series name."""
+    s = dict(STYLE.get(key, {"label": key}))
+    s.update(overrides)
+    return s
+
+
+def shade(key: str, j: int, k: int, **overrides) -> dict:
+    """The style of ``key`` for the j-th of k curves of one method (several n or tau): its colour,
+    from dark (j = 0) to light (j = k - 1), and one line style per curve; the marker stays the method's."""
+    j = check_int("j", j, 0)
+    k = check_int("k", k, j + 1)
+    s = style(key)
+    rgb = np.array(mpl.colors.to_rgb(s.get("color", "#000000")))
+    t = 0.0 if k == 1 else 0.6 * j / (k - 1)
+    s["color"] = tuple(rgb * (1 - t) + t)                # toward white
+    s["ls"] = ("-", "--", "-.", ":")[j % 4]
+    s.update(overrides)
+    return s
+
+
+
+def ax_or_new(ax):
+    """The axes to draw on: ``ax`` itself, or (``ax=None``) those of a new figure with the book's defaults."""
+    if ax is None:
+        setup()
+        _, ax = plt.subplots()
+    return ax
