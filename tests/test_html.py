@@ -345,6 +345,19 @@ def test_chapter_has_download_and_launch_buttons(visited, doc):
 
 
 @pytest.mark.parametrize("doc", CHAPTERS)
+def test_repository_and_launch_buttons_use_the_library_address(visited, doc):
+    # the address is written in pyproject.toml only; book/_ext/repository_address.py gives
+    # blockcd.__url__ to the buttons (without it they would point at Jupyter Book's repository)
+    import blockcd
+
+    hrefs = visited[doc]["buttons"]
+    repo = urlparse(blockcd.__url__).path.strip("/")
+    assert blockcd.__url__ in hrefs, f"{doc}: no repository button for {blockcd.__url__} in {hrefs}"
+    launch = [h for h in hrefs if "colab.research.google.com" in h or "mybinder.org" in h]
+    assert launch and all(f"/github/{repo}/blob/" in h or f"/gh/{repo}/" in h for h in launch), launch
+
+
+@pytest.mark.parametrize("doc", CHAPTERS)
 def test_first_cell_installs_the_library_when_missing(doc):
     nb = json.loads((ROOT / (doc + ".ipynb")).read_text())
     first = next(c for c in nb["cells"] if c["cell_type"] == "code")
