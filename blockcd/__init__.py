@@ -63,17 +63,51 @@ __all__ = [
 #: the package version, the single source of ``pyproject.toml``'s (``[tool.setuptools.dynamic]``), the
 #: book's footer and title page, ``python -m blockcd --version``, ``reproduce``'s CSVs and CHANGELOG.md
 __version__ = "0.2.0"
-#: the repository the book and the library are published from; ``_config.yml`` (the book's
-#: repository button) and the chapters' first cells (the Colab install) hold copies that
-#: tests/test_repository.py checks against this one
-__url__ = "https://github.com/blockcd/blockcd"
+
+
+def _repository_url() -> str:
+    """The ``Repository`` entry of ``pyproject.toml``'s ``[project.urls]``, the one place it is written.
+
+    In a clone (an editable install, or ``PYTHONPATH``) the file beside the package is read, so an
+    install made before the address changed cannot give a stale one; an installed wheel (as on
+    Colab) carries it in its metadata (``Project-URL``).
+    """
+    import importlib.metadata
+    from pathlib import Path
+
+    pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
+    try:
+        import tomllib  # Python 3.11+
+    except ImportError:  # Python 3.10: the installed metadata only
+        tomllib = None
+    if tomllib is not None and pyproject.is_file():
+        project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
+        if project.get("name") == "blockcd" and "Repository" in project.get("urls", {}):
+            return project["urls"]["Repository"]
+    try:
+        for entry in importlib.metadata.metadata("blockcd").get_all("Project-URL") or []:
+            label, _, url = entry.partition(",")
+            if label.strip() == "Repository":
+                return url.strip()
+    except importlib.metadata.PackageNotFoundError:
+        pass
+    raise ImportError("blockcd's repository address (pyproject.toml, [project.urls] Repository) is in "
+                      "neither pyproject.toml nor the installed metadata; reinstall: python -m pip install -e .")
+
+
+#: the repository the book and the library are published from, read from ``pyproject.toml``'s
+#: ``[project.urls]`` (its one written place; tests/test_repository.py checks that no other file
+#: holds it but the checked copies); the book's repository and launch buttons take it from here
+#: (book/_ext/repository_address.py), the chapters' first cells install :func:`requirement`'s line
+__url__ = _repository_url()
 
 
 def requirement(*extras: str) -> str:
     """The pip requirement that installs this library from its repository, with ``extras``.
 
-    ``requirement("mpi")`` is ``"blockcd[mpi] @ git+https://github.com/blockcd/blockcd"``, the
-    line a chapter's first cell installs where ``blockcd`` is missing (on Colab).  The extras are
+    ``requirement("mpi")`` is ``f"blockcd[mpi] @ git+{blockcd.__url__}"``, the line a chapter's
+    first cell installs where ``blockcd`` is missing (on Colab, which opens the chapter from the
+    repository and cannot import the address before installing: the cell holds it as text).  The extras are
     those of ``pyproject.toml``: ``"mpi"`` (mpi4py and the MPICH wheel, whose ``mpiexec`` pip puts
     on the PATH, so chapter 10 needs nothing from apt), ``"torch"`` (chapter 11) and
     ``"widgets"`` (ipywidgets, for the explorers of :mod:`blockcd.widgets`).

@@ -124,10 +124,26 @@ def _open(browser, base, path, viewport=(1366, 900), scale=1):
     page.route("**/*", route)
     page.on("console", lambda m: errors.append((m.text, (m.location or {}).get("url", ""))) if m.type == "error" else None)
     page.on("pageerror", lambda e: errors.append((str(e), "pageerror")))
-    page.goto(urljoin(base, path), wait_until="load")
+    # a chapter page is about 1 MB with its figures; on a loaded shared machine its load event
+    # came after 20-30 s (Playwright's default limit is 30 s)
+    page.goto(urljoin(base, path), wait_until="load", timeout=120000)
     page.wait_for_function("() => !window.MathJax || (window.MathJax.startup && window.MathJax.startup.promise)")
     page.evaluate("() => window.MathJax ? MathJax.startup.promise.then(() => true) : true")
+    # the widget manager draws the page's widget views after the load event, and its faults (a font
+    # not found, a script error) come then: wait until every view is drawn, or give up after 30 s
+    # (test_widget_manager_loads_offline then says which views are missing)
+    try:
+        page.wait_for_function(WIDGETS_DRAWN_JS, timeout=30000)
+    except sync_api.TimeoutError:
+        pass
     return page, errors, blocked
+
+
+#: every widget view of the page drawn by the widget manager: [views, drawn]
+WIDGETS_JS = """() => [
+  document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]').length,
+  document.querySelectorAll('.widget-subarea > .jupyter-widgets').length]"""
+WIDGETS_DRAWN_JS = f"() => {{ const [views, drawn] = ({WIDGETS_JS})(); return drawn >= views; }}"
 
 
 def _own_errors(errors, base, blocked):
@@ -175,6 +191,9 @@ def visited(site, browser):
                 ".map(a => a.getAttribute('href'))"),
             "links": page.evaluate(LINKS_JS),
             "widgets": page.locator('script[type="application/vnd.jupyter.widget-view+json"]').count(),
+            "widgets_drawn": page.evaluate(WIDGETS_JS)[1],
+            "scripts": page.evaluate("() => Array.from(document.scripts).map(s => s.src).filter(Boolean)"),
+            "blocked": blocked,
             "animations": page.locator("main .animation input.anim-slider").count(),
             "nav": page.evaluate(
                 "() => Array.from(document.querySelectorAll('nav.bd-docs-nav a.reference.internal'))"
@@ -253,6 +272,33 @@ def test_widgets_have_a_static_replacement(visited, doc):
         assert v["animations"] > 0, f"{doc}: {v['widgets']} widget view(s) but no kernel-free moving figure"
 
 
+#: the pages whose committed notebook carries widget state (chapters' explorers, the playground)
+WIDGET_PAGES = [d for d in PAGES if (ROOT / (d + ".ipynb")).exists()
+                and "application/vnd.jupyter.widget-state+json"
+                in json.loads((ROOT / (d + ".ipynb")).read_text()).get("metadata", {}).get("widgets", {})]
+
+
+def test_widget_pages_are_the_notebooks_with_widget_state(visited):
+    # the HTML draws widgets exactly where a committed notebook stores their state
+    assert len(WIDGET_PAGES) >= 8, WIDGET_PAGES
+    assert sorted(d for d, v in visited.items() if v["widgets"]) == sorted(WIDGET_PAGES)
+
+
+@pytest.mark.parametrize("doc", WIDGET_PAGES)
+def test_widget_manager_loads_offline(visited, site, doc):
+    # every request outside the local server is refused (_open): require.js and the widget manager
+    # come from the book's own _static (book/_ext/offline_assets.py) and draw every widget view;
+    # their console errors (fonts not found, MathJax 2 calls) fail test_page_loads_without_console_errors
+    v = visited[doc]
+    local = [urlparse(s).path for s in v["scripts"] if s.startswith(site)]
+    assert "/_static/vendor/requirejs/require.js" in local, v["scripts"]
+    assert "/_static/vendor/html-manager/embed-amd.js" in local, v["scripts"]
+    assert not [s for s in v["scripts"] if not s.startswith(site)], v["scripts"]
+    assert v["blocked"] == [], f"{doc}: requests that left the book {v['blocked']}"
+    assert v["widgets"] > 0 and v["widgets_drawn"] == v["widgets"], \
+        f"{doc}: the widget manager drew {v['widgets_drawn']} of {v['widgets']} widget views"
+
+
 def test_animation_moves_without_a_kernel(site, browser):
     docs = [d for d in CHAPTERS if d in ("book/01_template", "book/03_key_lemma")] or CHAPTERS[:1]
     page, _, _ = _open(browser, site, docs[0] + ".html")
@@ -296,6 +342,19 @@ def test_chapter_has_download_and_launch_buttons(visited, doc):
     assert any(h.endswith(".ipynb") for h in hrefs), f"{doc}: no download-notebook button in {hrefs}"
     assert any("mybinder.org" in h for h in hrefs), f"{doc}: no Binder launch button"
     assert any("colab.research.google.com" in h for h in hrefs), f"{doc}: no Colab launch button"
+
+
+@pytest.mark.parametrize("doc", CHAPTERS)
+def test_repository_and_launch_buttons_use_the_library_address(visited, doc):
+    # the address is written in pyproject.toml only; book/_ext/repository_address.py gives
+    # blockcd.__url__ to the buttons (without it they would point at Jupyter Book's repository)
+    import blockcd
+
+    hrefs = visited[doc]["buttons"]
+    repo = urlparse(blockcd.__url__).path.strip("/")
+    assert blockcd.__url__ in hrefs, f"{doc}: no repository button for {blockcd.__url__} in {hrefs}"
+    launch = [h for h in hrefs if "colab.research.google.com" in h or "mybinder.org" in h]
+    assert launch and all(f"/github/{repo}/blob/" in h or f"/gh/{repo}/" in h for h in launch), launch
 
 
 @pytest.mark.parametrize("doc", CHAPTERS)

@@ -1,12 +1,15 @@
-"""The repository address: ``blockcd.__url__``, and the copies that cannot import it agree.
+"""The repository address: written once, in ``pyproject.toml``'s ``[project.urls]``.
 
-A chapter opened on Colab has no ``blockcd`` to import (and no way to learn where it was opened
-from), so its first cell carries the pip requirement as text; the book's repository button reads
-``_config.yml``.  These tests name every copy that disagrees with the library's.
+``blockcd.__url__`` reads it, and the book's repository and launch buttons take it from there
+(``book/_ext/repository_address.py``).  A chapter opened on Colab has no ``blockcd`` to import
+(and no way to learn where it was opened from), so its first cell carries the pip requirement as
+text; the README and the introduction show the clone command.  These tests name every copy that
+disagrees with the library's, and every other file that writes the address.
 """
 
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -42,10 +45,39 @@ def test_requirement():
         blockcd.requirement("gpu")
 
 
-def test_config_repository_is_the_library_one():
-    config = (ROOT / "_config.yml").read_text()
-    urls = re.findall(r"^\s*url:\s*(\S+)\s*$", config, flags=re.MULTILINE)
-    assert urls == [blockcd.__url__]
+def test_the_library_reads_the_address_from_pyproject():
+    tomllib = pytest.importorskip("tomllib", reason="Python 3.11+ reads TOML")
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert blockcd.__url__ == project["urls"]["Repository"]
+    assert re.fullmatch(r"https://github\.com/[\w.-]+/[\w.-]+", blockcd.__url__), blockcd.__url__
+
+
+#: the files that may hold a copy of the address besides pyproject.toml, checked below: what a
+#: reader copies (the README's and the introduction's clone command) and what Colab runs (the
+#: chapters' first cells)
+COPIES = {"README.md", "book/intro.md"} | {str(p.relative_to(ROOT)) for p in NOTEBOOKS}
+
+
+def test_the_address_is_written_once():
+    files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    if not files:
+        pytest.skip("not a git checkout")
+    holders = {}
+    for name in files:
+        path = ROOT / name
+        if path.is_file() and path.suffix not in (".png", ".bz2", ".npz", ".pdf"):
+            n = path.read_text(encoding="utf-8", errors="replace").count(blockcd.__url__)
+            if n:
+                holders[name] = n
+    assert holders.get("pyproject.toml") == 1, holders
+    others = sorted(set(holders) - COPIES - {"pyproject.toml"})
+    assert not others, f"the repository address is written in {others}: read blockcd.__url__ instead"
+    # _config.yml in particular: book/_ext/repository_address.py gives the address to the buttons
+    assert "_config.yml" not in holders
+    assert not re.search(r"^\s*url:", (ROOT / "_config.yml").read_text(), flags=re.MULTILINE)
+    for nb in NOTEBOOKS:
+        # in a chapter, only its first cell (the install) holds the address
+        assert holders.get(str(nb.relative_to(ROOT)), 0) == first_code_cell(nb).count(blockcd.__url__), nb.name
 
 
 def test_readme_names_the_library_repository():
