@@ -22,7 +22,7 @@ from ..rules import Received
 from . import arrivals
 from .cli import EXIT_FAILED, EXIT_USAGE, UsageError, configure, progress
 from .job import Clock, Watchdog, abort, inject, save, say, summary
-from .wire import TAG_INDICES, TAG_VALUES, pack_indices, unpack_indices
+from .wire import TAG_INDICES, TAG_VALUES, pack_indices, unpack_chosen, unpack_indices
 
 
 # ---------------------------------------------------------------- the ranks
@@ -43,6 +43,10 @@ def _worker(comm, cfg, own, parts, watchdog, fail, slow=0.0):
             inject(fail)
         if slow:  # --slow: a straggler made slow on purpose
             time.sleep(slow)
+        if rule.own_blocks:  # the rule chooses the blocks: their values, then their indices
+            up[k] = _send_own(comm, cfg, own, rule, state, x, None if batches is None else batches.worker(k, i),
+                              blocks, clock, k)
+            continue
         chosen = None if dense else sampler.worker_blocks(k, i)
         if chosen is not None and chosen.size == 0:  # IBGD: this round the worker sends nothing, no message
             clock.lap(clock.compute, k)
@@ -59,6 +63,56 @@ def _worker(comm, cfg, own, parts, watchdog, fail, slow=0.0):
         up[k] += vals.nbytes
         clock.lap(clock.comm, k)
     return clock, up
+
+
+def _send_own(comm, cfg, own, rule, state, x, idx, blocks, clock, k) -> int:
+    """A worker's message under a rule that chooses its own blocks: the values, then (0 < c < m blocks)
+    their sorted indices, which the master cannot regenerate.  Returns the bytes sent."""
+    sel = Selection.own(blocks, cfg.tau)
+    vals, _ = rule.send(own, state, x, idx, sel)
+    if sel.chosen is None:
+        raise RuntimeError(f"the rule {type(rule).__name__} has own_blocks = True but its send() did not call "
+                           "sel.choose(...): the master cannot tell which blocks were sent")
+    vals = np.ascontiguousarray(vals, dtype=np.float64)
+    clock.lap(clock.compute, k)
+    comm.Send(vals, dest=0, tag=TAG_VALUES)
+    sent = vals.nbytes
+    if 0 < sel.chosen.size < cfg.m:
+        packed = pack_indices(sel.chosen, cfg.m)
+        comm.Send(packed, dest=0, tag=TAG_INDICES)
+        sent += packed.nbytes
+    clock.lap(clock.comm, k)
+    return sent
+
+
+def _receive_own(comm, n, blocks):
+    """The master's side of :func:`_send_own`: each worker's values and chosen blocks, the size of the
+    message first (``Probe``).  Returns (coordinates per worker, None: all; values; the (n, m) mask)."""
+    from mpi4py import MPI
+
+    coords, bufs, mask = [], [], np.zeros((n, blocks.m), dtype=bool)
+    st = MPI.Status()
+    for i in range(n):
+        comm.Probe(source=i + 1, tag=TAG_VALUES, status=st)
+        b = np.empty(st.Get_count(MPI.DOUBLE))
+        comm.Recv(b, source=i + 1, tag=TAG_VALUES)
+        if b.size == blocks.d:
+            chosen, c = np.arange(blocks.m), None
+        elif b.size == 0:
+            chosen = c = np.zeros(0, dtype=np.int64)
+        else:
+            comm.Probe(source=i + 1, tag=TAG_INDICES, status=st)
+            packed = np.empty(st.Get_count(MPI.BYTE), dtype=np.uint8)
+            comm.Recv(packed, source=i + 1, tag=TAG_INDICES)
+            chosen = unpack_chosen(packed, blocks.m)
+            c = blocks.coords(chosen)
+            if c.size != b.size:
+                raise RuntimeError(f"worker {i} (rank {i + 1}) sent {b.size} values for blocks {chosen.tolist()}, "
+                                   f"which hold {c.size} coordinates")
+        mask[i, chosen] = True
+        coords.append(c)
+        bufs.append(b)
+    return coords, bufs, mask
 
 
 
@@ -116,7 +170,9 @@ def _master(comm, cfg, s, watchdog, fail):
         clock.last = time.perf_counter()
         # senders: the workers that send this round, in order; coords[j]: sender j's coordinates (None: all)
         senders = range(n)
-        if dense:
+        if rule.own_blocks:
+            coords = None  # the workers' own choice, read from their messages below
+        elif dense:
             coords = [None] * n
         elif bernoulli:
             # IBGD: who sends is regenerated from the seed; a sender sends its whole gradient
@@ -128,20 +184,25 @@ def _master(comm, cfg, s, watchdog, fail):
             chosen = sampler.choices(k)
             coords = [blocks.coords(chosen[i]) for i in range(n)]
         clock.lap(clock.compute, k)
-        if cfg.send_indices and not dense:
-            MPI.Request.Waitall([comm.Irecv(idx_bufs[i], source=i + 1, tag=TAG_INDICES) for i in range(n)])
+        if rule.own_blocks:
+            coords, bufs, mask = _receive_own(comm, n, blocks)
             clock.lap(clock.comm, k)
-            coords = [blocks.coords(unpack_indices(idx_bufs[i], cfg.tau, cfg.m)) for i in range(n)]
-            clock.lap(clock.compute, k)
-        bufs = [np.empty(d if c is None else c.size) for c in coords]
-        statuses = [MPI.Status() for _ in bufs]
-        reqs = [comm.Irecv(b, source=i + 1, tag=TAG_VALUES) for i, b in zip(senders, bufs)]
-        MPI.Request.Waitall(reqs, statuses)
-        clock.lap(clock.comm, k)
-        for i, st, b in zip(senders, statuses, bufs):
-            if st.Get_count(MPI.DOUBLE) != b.size:
-                raise RuntimeError(f"worker {i} (rank {i + 1}) sent {st.Get_count(MPI.DOUBLE)} numbers at "
-                                   f"iteration {k}, expected {b.size}")
+            rec.sent(k, mask)
+        else:
+            if cfg.send_indices and not dense:
+                MPI.Request.Waitall([comm.Irecv(idx_bufs[i], source=i + 1, tag=TAG_INDICES) for i in range(n)])
+                clock.lap(clock.comm, k)
+                coords = [blocks.coords(unpack_indices(idx_bufs[i], cfg.tau, cfg.m)) for i in range(n)]
+                clock.lap(clock.compute, k)
+            bufs = [np.empty(d if c is None else c.size) for c in coords]
+            statuses = [MPI.Status() for _ in bufs]
+            reqs = [comm.Irecv(b, source=i + 1, tag=TAG_VALUES) for i, b in zip(senders, bufs)]
+            MPI.Request.Waitall(reqs, statuses)
+            clock.lap(clock.comm, k)
+            for i, st, b in zip(senders, statuses, bufs):
+                if st.Get_count(MPI.DOUBLE) != b.size:
+                    raise RuntimeError(f"worker {i} (rank {i + 1}) sent {st.Get_count(MPI.DOUBLE)} numbers at "
+                                       f"iteration {k}, expected {b.size}")
         if bernoulli:  # the blocks received, counted as the simulator counts them
             mask = None
             if not dense:
