@@ -189,3 +189,28 @@ def test_choose_checks_its_argument():
         every.choose(np.array([1, 2]))
     every.choose(np.array([[0, 1], [2, 9], [9, 4]]))
     assert every.mask.sum() == 6 and every.mask[1, 9] and every.mask[2, 4]
+
+
+def test_the_api_reference_example_runs_and_its_code_is_the_rule(problem, register):
+    """The docstring of TopKErrorFeedback: its examples print what they say, and the rule as a user would
+    write it (its literal block) runs the same numbers as the library's class."""
+    import doctest
+    import textwrap
+
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    tests = doctest.DocTestFinder().find(rules.TopKErrorFeedback, "TopKErrorFeedback", globs={})
+    for t in tests:
+        runner.run(t)
+    assert runner.tries >= 4 and runner.failures == 0, runner.summarize()
+    doc = rules.TopKErrorFeedback.__doc__
+    start = doc.index("::\n") + 3
+    block = textwrap.dedent(doc[start:doc.index("\n    Run it by")])
+    namespace = {}
+    exec(compile(block, "TopKErrorFeedback's docstring", "exec"), namespace)  # noqa: S102
+    written = namespace["TopKErrorFeedback"]
+    assert written is not rules.TopKErrorFeedback and written.own_blocks
+    written.name = "topk-ef-as-written"
+    kw = _kw(problem)
+    mine, theirs = blockcd.run(problem, register(written()), **kw), blockcd.run(problem, "topk-ef", **kw)
+    mine.method = theirs.method
+    assert mine == theirs
