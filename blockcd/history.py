@@ -42,10 +42,12 @@ class History:
     gap : ndarray
         ``f(x^k) - f(x*)``.
     blocks_up : ndarray
-        Cumulative blocks sent by each worker (the same for all workers).
+        Cumulative blocks sent by each worker (the same for all workers; for IBGD, importance
+        sampling, the asynchronous method and a rule that chooses its own blocks, the mean over
+        workers of what each sent).
     bytes_up : ndarray
         Cumulative bytes sent up, averaged over workers (values, plus indices
-        when ``send_indices=True``).
+        when ``send_indices=True``, and always for a rule that chooses its own blocks).
     bytes_down : ndarray
         Cumulative bytes the master sends to each worker (the iterate).
     bytes_up_workers : ndarray

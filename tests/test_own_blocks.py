@@ -214,3 +214,14 @@ def test_the_api_reference_example_runs_and_its_code_is_the_rule(problem, regist
     mine, theirs = blockcd.run(problem, register(written()), **kw), blockcd.run(problem, "topk-ef", **kw)
     mine.method = theirs.method
     assert mine == theirs
+
+
+def test_the_asynchronous_engine_refuses_a_rule_that_chooses_its_blocks(problem, monkeypatch):
+    rule = rules.TopKErrorFeedback()
+    table = dict(registry.REGISTRY)
+    table["topk-async"] = registry.Method("topk-async", "top-k, asynchronous", rule, samplings=("independent",),
+                                          asynchronous=True)
+    monkeypatch.setattr(registry, "REGISTRY", table)
+    monkeypatch.setattr(registry, "METHODS", tuple(table))
+    with pytest.raises(ValueError, match="regenerates every message's blocks"):
+        blockcd.run(problem, "topk-async", m=10, tau=2, step=0.01, iters=5)
