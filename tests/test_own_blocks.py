@@ -72,8 +72,11 @@ def register(monkeypatch):
     monkeypatch.setattr(registry, "METHODS", registry.METHODS)
 
     def enter(rule):
-        registry.REGISTRY[rule.name] = registry.Method(rule.name, rule.name, rule)
-        registry.METHODS = tuple(registry.REGISTRY)
+        if hasattr(registry, "register"):
+            registry.register(rule.name, rule)
+        else:  # a library without register(): entered as the library's own methods are
+            registry.REGISTRY[rule.name] = registry.Method(rule.name, rule.name, rule)
+            registry.METHODS = tuple(registry.REGISTRY)
         return rule.name
 
     return enter

@@ -89,6 +89,20 @@ def _entry(path: str, obj) -> registry.Method:
 
 
 def _register(entry: registry.Method) -> None:
-    """Add ``entry`` to the registry, as the library's own methods are entered."""
-    registry.REGISTRY[entry.name] = entry
-    registry.METHODS = tuple(registry.REGISTRY)
+    """Add ``entry`` to the registry: through ``registry.register`` where the library has it (with the
+    options a user's method may set), else entered into the table as the library's own methods are."""
+    register = getattr(registry, "register", None)
+    if register is None:
+        registry.REGISTRY[entry.name] = entry
+        registry.METHODS = tuple(registry.REGISTRY)
+        return
+    engines = [f for f in ("bernoulli", "shared_data", "asynchronous", "decreasing", "nonconvex", "baseline")
+               if getattr(entry, f, False)]
+    if engines:
+        raise ValueError(f"method {entry.name!r} sets {engines}: engines and steps that only the book's own "
+                         "methods have")
+    options = {f: getattr(entry, f) for f in ("title", "aliases", "samplings", "minibatch", "full_batch", "shifts",
+                                              "prox", "schedules", "chapter")}
+    if getattr(entry, "theory", None) is not None:
+        options["theory"] = entry.theory
+    register(entry.name, entry.rule, **options)
