@@ -58,6 +58,18 @@ class Threshold(rules.TopKErrorFeedback):
         return sel.send(u), fx
 
 
+class StochasticTopK(rules.TopKErrorFeedback):
+    """Top-k with error feedback on each worker's b-minibatch gradient (the rows ``idx`` the engine draws)."""
+
+    name = "topk-ef-sgd"
+
+    def send(self, o, w, x, idx, sel):
+        u = sel.minibatch_grads(o, x, idx) + w.e
+        sel.choose(np.argsort(-sel.block_norms2(u), axis=-1, kind="stable")[..., : sel.tau])
+        w.e = np.where(sel.sent_mask(u.shape), 0.0, u)
+        return sel.send(u), None
+
+
 class Forgets(rules.IBCD):
     """A rule that says it chooses its blocks and never does."""
 
@@ -71,11 +83,11 @@ def register(monkeypatch):
     monkeypatch.setattr(registry, "REGISTRY", dict(registry.REGISTRY))
     monkeypatch.setattr(registry, "METHODS", registry.METHODS)
 
-    def enter(rule):
+    def enter(rule, **options):
         if hasattr(registry, "register"):
-            registry.register(rule.name, rule)
+            registry.register(rule.name, rule, **options)
         else:  # a library without register(): entered as the library's own methods are
-            registry.REGISTRY[rule.name] = registry.Method(rule.name, rule.name, rule)
+            registry.REGISTRY[rule.name] = registry.Method(rule.name, rule.name, rule, **options)
             registry.METHODS = tuple(registry.REGISTRY)
         return rule.name
 
@@ -228,3 +240,16 @@ def test_the_asynchronous_engine_refuses_a_rule_that_chooses_its_blocks(problem,
     monkeypatch.setattr(registry, "METHODS", tuple(table))
     with pytest.raises(ValueError, match="regenerates every message's blocks"):
         blockcd.run(problem, "topk-async", m=10, tau=2, step=0.01, iters=5)
+
+
+def test_minibatches_with_own_blocks_agree_between_engines(problem, register):
+    """The engine still draws the rows (idx) of a minibatch method that chooses its own blocks."""
+    name = register(StochasticTopK(), minibatch=True)
+    kw = _kw(problem, iters=60, until=None, batch=2, step=0.2 / problem.L)
+    h, r = blockcd.run(problem, name, **kw), reference.run(problem, name, **kw)
+    assert h.batch == 2 and h.dist2[-1] < 0.1 * h.dist2[0]
+    assert np.max(np.abs(h.dist2 - r.dist2)) <= RTOL * h.dist2[0]
+    for field in ("blocks_up", "bytes_up", "bytes_up_workers"):
+        np.testing.assert_array_equal(getattr(h, field), getattr(r, field), err_msg=field)
+    other = blockcd.run(problem, name, **dict(kw, seed=1))   # other rows, other blocks, other numbers
+    assert not np.array_equal(other.x, h.x)
