@@ -112,7 +112,7 @@ class Setup:
                         send_indices=self.send_indices, until=self.until, gap=self.gap,
                         counted=self.method.bernoulli or self.method.asynchronous or self.sampling == "importance",
                         schedule=self.schedule is not None,
-                        average=self.average)
+                        average=self.average, own=self.method.rule.own_blocks)
 
 
 def setup(problem, method, *, m, tau, step=None, iters, seed=0, sampling=None, batch=None, x0=None,

@@ -197,6 +197,9 @@ def simulate(s, record: np.ndarray, times=None) -> History:
     holds ``arrivals`` (the record), ``delays`` and, from a :class:`Speeds` model, ``times``.
     """
     p, rule, blocks = s.problem, s.method.rule, s.blocks
+    if rule.own_blocks:
+        raise ValueError(f"{s.method.name!r} chooses its own blocks (own_blocks), which the asynchronous engine does "
+                         "not support: it regenerates every message's blocks from the seed")
     n = p.n
     workers = [p.worker(i) for i in range(n)]
     sampler, batches, rec = s.sampler(), s.minibatches(), s.recorder()

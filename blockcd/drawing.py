@@ -204,7 +204,8 @@ class Draws:
         self.indexed = _indexed(blocks, tau, n)
         self.partial = tau <= PARTIAL_SHARE * s.m and o.entries >= PARTIAL_ENTRIES
         self.want_f = s.gap
-        self.sparse = tau < s.m
+        # a rule that chooses its own blocks (own_blocks) gets none drawn: every iteration is dense here
+        self.sparse = tau < s.m and not s.method.rule.own_blocks
         # tau-nice masks are drawn for several iterations at once (the same numbers; fewer calls), with
         # the workers' (n, tau) block indices where Sent reaches the sent entries by index
         self.ahead = self.sparse and isinstance(self.sampler, BlockSampler) and not self.sampler.few

@@ -42,10 +42,12 @@ class History:
     gap : ndarray
         ``f(x^k) - f(x*)``.
     blocks_up : ndarray
-        Cumulative blocks sent by each worker (the same for all workers).
+        Cumulative blocks sent by each worker (the same for all workers; for IBGD, importance
+        sampling, the asynchronous method and a rule that chooses its own blocks, the mean over
+        workers of what each sent).
     bytes_up : ndarray
         Cumulative bytes sent up, averaged over workers (values, plus indices
-        when ``send_indices=True``).
+        when ``send_indices=True``, and always for a rule that chooses its own blocks).
     bytes_down : ndarray
         Cumulative bytes the master sends to each worker (the iterate).
     bytes_up_workers : ndarray
@@ -299,6 +301,10 @@ class Recorder:
     counted : bool
         Count each worker's blocks from the masks (a Bernoulli choice: all m or none),
         not tau per worker and iteration; ``History.blocks_up`` is then their mean over workers.
+    own : bool
+        The rule chose its own blocks (``own_blocks``): count them from the masks (as ``counted``) and,
+        since the master cannot regenerate such a choice, the indices of a worker that sends c blocks,
+        0 < c < m: ceil(c ceil(log2 m) / 8) bytes (``send_indices`` then changes nothing).
     schedule : bool
         Record the step of every iteration (:meth:`stepped`; a step schedule).
     average : (a, c) or None
@@ -306,8 +312,9 @@ class Recorder:
     """
 
     def __init__(self, problem, *, method, step, blocks, tau, iters, sampling, batch=None, send_indices=False,
-                 until=None, gap=True, counted=False, schedule=False, average=None):
-        self.counted = counted
+                 until=None, gap=True, counted=False, schedule=False, average=None, own=False):
+        self.own = own
+        self.counted = counted or own
         self.steps = np.empty(iters) if schedule else None
         self.average = average
         #: the average's weights w_k = a + c (k - 1), k = 0..iters (theory.average_weights)
@@ -329,7 +336,9 @@ class Recorder:
             self.xs = self.fs = None
             self.grad2, self.nu2 = np.empty(iters + 1), np.empty(iters + 1)
         self.index_bytes = (math.ceil(tau * math.ceil(math.log2(blocks.m)) / 8)
-                            if send_indices and tau < blocks.m else 0)
+                            if send_indices and tau < blocks.m and not own else 0)
+        #: a rule's own blocks: the index bytes each worker sent so far
+        self.own_index = np.zeros(problem.n) if own else None
         self.up_total = 0.0
         self.limit = None
         self.target = None
@@ -395,6 +404,11 @@ class Recorder:
             per = mask @ self.blocks.sizes if chosen is None else self.blocks.sizes[chosen].sum(axis=1)
             mean = float(np.mean(per))
         self.coords += per
+        if self.own:  # the indices of a choice the master could not regenerate: 0 < c < m blocks
+            c = mask.sum(axis=1)
+            index = np.where((c > 0) & (c < self.blocks.m), np.ceil(c * math.ceil(math.log2(self.blocks.m)) / 8), 0.0)
+            self.own_index += index
+            mean += float(np.mean(index)) / BYTES_PER_NUMBER
         self.up_total += mean + self.index_bytes / BYTES_PER_NUMBER
         self.bytes_up[k + 1] = self.up_total * BYTES_PER_NUMBER
 
@@ -428,6 +442,8 @@ class Recorder:
         k = np.arange(it + 1)
         if bytes_up_workers is None:
             bytes_up_workers = self.coords * BYTES_PER_NUMBER + it * self.index_bytes
+            if self.own:
+                bytes_up_workers = bytes_up_workers + self.own_index
         return History(
             method=self.method, n=self.p.n, d=self.p.d, m=self.blocks.m, tau=self.tau, step=float(self.step),
             seed=seed, sampling=self.sampling, batch=self.batch,

@@ -13,7 +13,15 @@ two forms here answer those calls.
   indices, its ``send`` returns the master's sum sum_i P_{S_i} D_i directly.
 
 Either computes a worker's estimate on the sent coordinates only (a
-:class:`Partial`) when that is cheaper.  Read next: :mod:`blockcd.methods` (the
+:class:`Partial`) when that is cheaper.
+
+A rule that chooses its own blocks (``own_blocks = True``, e.g. top-k) gets a
+selection with no blocks yet (``Sent.own``, ``Selection.own``): its estimate is the
+whole local gradient, ``sel.blocks`` and ``sel.tau`` are the partition and the run's
+tau, :meth:`Sent.block_norms2` measures the blocks, and :meth:`Sent.choose` (or
+:meth:`Selection.choose`) fixes the blocks sent; then ``send``, ``send_shifted``,
+``send_each`` and ``sent_mask`` answer as for drawn blocks, and the engine counts
+what was chosen (``mask``, ``chosen``).  Read next: :mod:`blockcd.methods` (the
 simulator's loop) or :mod:`blockcd.reference` (the same rules, worker by worker).
 """
 
@@ -23,12 +31,61 @@ import numpy as np
 
 from .rules import Received
 
-__all__ = ["Partial", "Selection", "Sent", "add_sent", "block_cols"]
+__all__ = ["Partial", "Selection", "Sent", "add_sent", "block_cols", "block_norms2", "chosen_mask"]
 
 
 def block_cols(chosen: np.ndarray, width: int) -> np.ndarray:
     """The coordinates of equal blocks of ``width``: shape (..., k) block indices -> (..., k * width), in order."""
     return ((chosen * width)[..., None] + np.arange(width)).reshape(*chosen.shape[:-1], -1)
+
+
+def block_norms2(blocks, U) -> np.ndarray:
+    """Squared norm of every block of U along its last axis: shape (..., d) -> (..., m).
+
+    Each block's squares are added in coordinate order (``np.add.reduceat``), row by row, so one
+    worker's row gives the same numbers alone (d,) as within all n workers' (n, d).
+    """
+    U = np.asarray(U)
+    return np.add.reduceat(U * U, blocks.starts, axis=-1)
+
+
+def chosen_mask(chosen, m: int, n: int | None = None) -> np.ndarray:
+    """The blocks a rule chose, as booleans: (m,) for one worker (n None), else (n, m).
+
+    ``chosen`` holds block indices, distinct in each row ((c,) for one worker, (n, c) for all n),
+    or is already a boolean mask of that shape.  Raises TypeError or ValueError naming ``chosen``.
+    """
+    shape = (m,) if n is None else (n, m)
+    c = np.asarray(chosen)
+    if c.dtype == bool:
+        if c.shape != shape:
+            raise ValueError(f"chosen as a boolean mask must have shape {shape}, got {c.shape}")
+        return c.copy()
+    if not np.issubdtype(c.dtype, np.integer):
+        raise TypeError(f"chosen must hold block indices (integers) or be a boolean mask, got dtype {c.dtype}")
+    rows = 1 if n is None else n
+    if c.ndim != len(shape) or (n is not None and c.shape[0] != n):
+        want = "(c,)" if n is None else f"({n}, c)"
+        raise ValueError(f"chosen must have shape {want}: c block indices" + (" per worker" if n else "")
+                         + f", got shape {c.shape}")
+    if c.size and (c.min() < 0 or c.max() >= m):
+        raise ValueError(f"chosen must hold block indices in [0, {m - 1}], got {int(c.min())}..{int(c.max())}")
+    mask = np.zeros((rows, m), dtype=bool)
+    flat = c.reshape(rows, -1)
+    np.put_along_axis(mask, flat, True, axis=1)
+    if mask.sum() != flat.size:
+        raise ValueError("chosen must not repeat a block index within a worker's choice")
+    return mask[0] if n is None else mask
+
+
+def _pairs(blocks, workers: np.ndarray, chosen: np.ndarray):
+    """(who, cols) of the sent entries: worker ``workers[j]`` sends block ``chosen[j]``, in that order."""
+    if blocks.equal:
+        width = blocks.d // blocks.m
+        return np.repeat(workers, width), block_cols(chosen, width)
+    sizes = blocks.sizes[chosen]
+    first = np.cumsum(sizes) - sizes
+    return np.repeat(workers, sizes), np.repeat(blocks.starts[chosen] - first, sizes) + np.arange(int(sizes.sum()))
 
 
 class Partial:
@@ -57,6 +114,9 @@ class Sent:
     def __init__(self, blocks, mask, indexed: bool, partial: bool = False, chosen=None, want_f: bool = True,
                  pairs=None):
         self.d, self.mask, self.where, self.who, self.cols = blocks.d, mask, None, None, None
+        self.blocks = blocks
+        #: a rule with its own blocks (:meth:`own`), the run's tau (None when the engine drew the blocks)
+        self.tau = None
         #: the blocks sent, as given, the (n, m) ``mask`` and/or the (n, tau) block indices ``chosen``
         #: (both None: every block), what the recorder counts
         self.chosen = chosen
@@ -75,15 +135,38 @@ class Sent:
                 workers, chosen = np.nonzero(mask)
             else:
                 workers, chosen = np.repeat(np.arange(chosen.shape[0]), chosen.shape[1]), chosen.ravel()
-            if blocks.equal:
-                width = blocks.d // blocks.m
-                self.who = np.repeat(workers, width)
-                self.cols = block_cols(chosen, width)
-            else:
-                sizes = blocks.sizes[chosen]
-                first = np.cumsum(sizes) - sizes
-                self.who = np.repeat(workers, sizes)
-                self.cols = np.repeat(blocks.starts[chosen] - first, sizes) + np.arange(int(sizes.sum()))
+            self.who, self.cols = _pairs(blocks, workers, chosen)
+
+    @classmethod
+    def own(cls, blocks, n: int, tau: int, want_f: bool = True) -> Sent:
+        """The n workers' selection for a rule that chooses its own blocks: none chosen yet.
+
+        Until :meth:`choose`, :meth:`grads` gives the whole local gradients; ``tau`` is the run's
+        tau (the number of blocks the run asks each worker to send), ``blocks`` the partition.
+        """
+        sel = cls(blocks, None, False, want_f=want_f)
+        sel.n, sel.tau = n, tau
+        return sel
+
+    def block_norms2(self, U) -> np.ndarray:
+        """(n, m): the squared norm of each block of each worker's row of U (:func:`block_norms2`)."""
+        return block_norms2(self.blocks, U)
+
+    def choose(self, chosen) -> None:
+        """Fix the blocks the n workers send (a rule with ``own_blocks``): ``chosen`` an (n, c) array of
+        block indices, distinct in each row, or an (n, m) boolean mask (then each worker may send a
+        different number of blocks).  The engine counts them from :attr:`mask`."""
+        if self.tau is None:
+            raise TypeError("choose() is for a rule with own_blocks = True; this iteration's blocks were drawn "
+                            "by the engine")
+        if self.mask is not None:
+            raise ValueError("choose() fixes the blocks once per iteration; they are already chosen")
+        mask = chosen_mask(chosen, self.blocks.m, self.n)
+        self.mask = mask
+        self.partial = False
+        if mask.all():  # every block: the dense sums, as at tau = m
+            return
+        self.who, self.cols = _pairs(self.blocks, *np.nonzero(mask))
 
     def grads(self, o, x, with_f: bool = True):
         """Each worker's local gradient on what it sends (``o.grads`` at tau = m); with f(x) from the same
@@ -152,8 +235,34 @@ class Selection:
     that go on the wire.
     """
 
-    def __init__(self, coords: np.ndarray | None):
+    def __init__(self, coords: np.ndarray | None, blocks=None, tau: int | None = None):
         self.coords = coords
+        #: a rule with its own blocks (:meth:`own`): the partition, the run's tau, and the sorted block
+        #: indices chosen (None until :meth:`choose`)
+        self.blocks, self.tau, self.chosen = blocks, tau, None
+
+    @classmethod
+    def own(cls, blocks, tau: int) -> Selection:
+        """One worker's selection for a rule that chooses its own blocks: until :meth:`choose`, every
+        coordinate (so :meth:`grads` gives the whole local gradient)."""
+        return cls(None, blocks, tau)
+
+    def block_norms2(self, u) -> np.ndarray:
+        """(m,): the squared norm of each block of u (:func:`block_norms2`)."""
+        return block_norms2(self.blocks, u)
+
+    def choose(self, chosen) -> None:
+        """Fix the blocks this worker sends (a rule with ``own_blocks``): ``chosen`` a (c,) array of
+        distinct block indices or an (m,) boolean mask.  :attr:`chosen` then holds them sorted, and
+        :attr:`coords` their coordinates (None when all m blocks are chosen)."""
+        if self.tau is None:
+            raise TypeError("choose() is for a rule with own_blocks = True; this worker's blocks were drawn "
+                            "by the engine")
+        if self.chosen is not None:
+            raise ValueError("choose() fixes the blocks once per message; they are already chosen")
+        mask = chosen_mask(chosen, self.blocks.m)
+        self.chosen = np.flatnonzero(mask)
+        self.coords = None if self.chosen.size == self.blocks.m else self.blocks.coords(self.chosen)
 
     def grads(self, o, x, with_f: bool = True):
         """grad f_i(x) on the sent coordinates, and None: f is the master's evaluation, not a worker's."""

@@ -9,7 +9,10 @@ x^k and what was sent, the master steps (``rule.step``) and takes its prox
 (``rule.prox``).  No Python loop runs over workers.  The update rules live in
 :mod:`blockcd.rules`, the names in :mod:`blockcd.registry`, the validated
 arguments in :mod:`blockcd.arguments`, the block choices and minibatches of each
-iteration in :mod:`blockcd.drawing`.
+iteration in :mod:`blockcd.drawing`.  A rule that chooses its own blocks
+(``own_blocks``, e.g. :class:`blockcd.rules.TopKErrorFeedback`) gets an empty
+selection each iteration (``Sent.own``) instead of drawn blocks and fixes them
+itself; the history counts the blocks it chose.
 
 With tau = m every mask is all-ones, the scale m/tau is exactly 1, and each
 method is its dense (non-sparsified) parent, bit for bit.
@@ -30,6 +33,7 @@ from ._validate import listed
 from .arguments import Setup, setup
 from .drawing import Draws
 from .history import BLOWUP, BYTES_PER_NUMBER, DivergenceError, History
+from .messages import Sent
 from .problems import Problem
 
 __all__ = ["ALIASES", "BLOWUP", "BYTES_PER_NUMBER", "METHODS", "DivergenceError", "History", "run"]
@@ -159,10 +163,16 @@ def _simulate(s: Setup) -> History:
     master = rule.start(s)
     worker = rule.worker_init(o, s.x0)
     scale = (s.m / s.tau) / p.n
+    own = rule.own_blocks                                  # the rule chooses the blocks; none are drawn
     with Draws(s, o) as draws:
         for k, sent, idx in draws:                         # the blocks and rows of iteration k
+            if own:
+                sent = Sent.own(s.blocks, p.n, s.tau, sent.want_f)
             x = rule.point(master)                         # broadcast
             total, fx = rule.send(o, worker, x, idx, sent)  # the workers send; the master adds up
+            if own and sent.mask is None:
+                raise RuntimeError(f"the rule {type(rule).__name__} has own_blocks = True but its send() did not "
+                                   "call sel.choose(...): the engine cannot tell which blocks were sent")
             if rule.per_worker:                            # the n messages apart, with the rows sampled
                 total.idx = idx
             if rec.point(k, rule.iterate(master), fx):     # record x^k (stops at ``until``)

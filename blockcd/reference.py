@@ -9,7 +9,9 @@ the simulator gives the same iterates up to the order of floating-point sums
 (chapters 4-7 assert 1e-12).  The MPI ranks (:mod:`blockcd.mpi`) use
 one worker's message form, :class:`blockcd.messages.Selection`, and the master's
 sum, :func:`blockcd.messages.add_sent`, as this loop does.  It is slow on purpose:
-a plain loop over workers.
+a plain loop over workers.  A rule that chooses its own blocks (``own_blocks``) gets
+:meth:`blockcd.messages.Selection.own` instead of drawn blocks and the loop counts
+what it chose.
 
 Read this loop first, with the rule it runs (:class:`blockcd.rules.IBCD`); then the
 simulator, :func:`blockcd.run` (:mod:`blockcd.methods`), which runs the same loop
@@ -39,20 +41,25 @@ def run(problem, method: str, *, m: int, tau: int, step=None, iters: int, seed: 
     workers = [problem.worker(i) for i in range(n)]
     states = [rule.worker_init(w, s.x0) for w in workers]
     master = rule.start(s)
-    apart = rule.per_worker
+    apart, own = rule.per_worker, rule.own_blocks
     for k in range(s.iters):
         x = rule.point(master)                                # broadcast
         total = np.zeros(problem.d)
         mask = np.zeros((n, s.m), dtype=bool)
         messages, rows = [], []
         for i, (w, state) in enumerate(zip(workers, states)):
-            chosen = sampler.worker_blocks(k, i)              # worker i's tau blocks, from (seed, i, k)
-            mask[i, chosen] = True
-            if chosen.size == 0:                              # IBGD: this round worker i sends nothing
-                continue
-            coords = None if chosen.size == s.m else blocks.coords(chosen)
-            idx = None if batches is None else batches.worker(k, i)
-            values, _ = rule.send(w, state, x, idx, Selection(coords))
+            if own:                                           # the rule chooses worker i's blocks itself
+                idx = None if batches is None else batches.worker(k, i)
+                values, chosen, coords = _own_message(rule, w, state, x, idx, blocks, s.tau)
+                mask[i, chosen] = True
+            else:
+                chosen = sampler.worker_blocks(k, i)          # worker i's tau blocks, from (seed, i, k)
+                mask[i, chosen] = True
+                if chosen.size == 0:                          # IBGD: this round worker i sends nothing
+                    continue
+                coords = None if chosen.size == s.m else blocks.coords(chosen)
+                idx = None if batches is None else batches.worker(k, i)
+                values, _ = rule.send(w, state, x, idx, Selection(coords))
             if apart:                                         # the master keeps worker i's message apart
                 messages.append((coords, values))
                 rows.append(idx)
@@ -62,7 +69,7 @@ def run(problem, method: str, *, m: int, tau: int, step=None, iters: int, seed: 
             total = Received.gather(problem.d, messages, np.stack(rows))
         if rec.point(k, rule.iterate(master)):
             break
-        rec.sent(k, None if s.tau == s.m else mask)
+        rec.sent(k, None if s.tau == s.m and not own else mask)
         g = s.step_at(k)                                      # the step of round k (a schedule's, checked)
         rec.stepped(k, g)
         rule.step(master, total, (s.m / s.tau) / n, g, n)
@@ -70,6 +77,17 @@ def run(problem, method: str, *, m: int, tau: int, step=None, iters: int, seed: 
     else:
         rec.point(s.iters, rule.iterate(master))
     return rec.history(rule.iterate(master), s.seed)
+
+
+def _own_message(rule, o, state, x, idx, blocks, tau):
+    """Worker i's message under a rule that chooses its own blocks: (values, its sorted block indices,
+    their coordinates; None: all m blocks)."""
+    sel = Selection.own(blocks, tau)
+    values, _ = rule.send(o, state, x, idx, sel)
+    if sel.chosen is None:
+        raise RuntimeError(f"the rule {type(rule).__name__} has own_blocks = True but its send() did not call "
+                           "sel.choose(...): the engine cannot tell which blocks were sent")
+    return values, sel.chosen, sel.coords
 
 
 def difference(problem, method: str, **kwargs) -> float:

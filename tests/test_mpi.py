@@ -504,3 +504,83 @@ def test_a_long_setup_step_says_so_and_a_quick_one_does_not(capsys):
     with progress("quiet", show=False, after=0.0):
         time.sleep(0.05)
     assert capsys.readouterr().err == ""
+
+
+# ---------------------------------------------------------------- a method of the user's, by its module path
+USER_RULES = '''
+import numpy as np
+
+from blockcd.rules import Rule, State
+
+
+class TopK(Rule):
+    """Top-k with error feedback, written outside the library: it chooses its own blocks."""
+
+    name = "user-topk"
+    own_blocks = True
+
+    def worker_init(self, o, x0):
+        return State(e=np.zeros(o.shape))
+
+    def send(self, o, w, x, idx, sel):
+        g, fx = sel.grads(o, x)
+        u = g + w.e
+        sel.choose(np.argsort(-sel.block_norms2(u), axis=-1, kind="stable")[..., : sel.tau])
+        w.e = np.where(sel.sent_mask(u.shape), 0.0, u)
+        return sel.send(u), fx
+
+    def step(self, s, total, scale, step, n):
+        s.x = s.x - step * (total / n)
+
+
+NOT_A_RULE = 3
+'''
+
+
+@pytest.fixture
+def user_rules(tmp_path, monkeypatch):
+    """The module ``user_rules`` in tmp_path, importable by every rank (PYTHONPATH) and by this process;
+    the ranks talk over the loopback interface only; the registry is restored afterwards."""
+    import os
+
+    from blockcd import registry
+
+    (tmp_path / "user_rules.py").write_text(USER_RULES, encoding="utf-8")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(tmp_path), os.environ.get("PYTHONPATH")) if p))
+    monkeypatch.setenv("HYDRA_IFACE", "lo")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(registry, "REGISTRY", dict(registry.REGISTRY))
+    monkeypatch.setattr(registry, "METHODS", registry.METHODS)
+    return tmp_path
+
+
+def test_a_users_rule_runs_from_its_module_path_as_in_the_simulator(user_rules):
+    """--method user_rules:TopK: each rank imports the rule; it chooses its own blocks, sends their values and
+    indices, and the run equals the simulator's (iterates to RTOL, blocks and bytes exactly)."""
+    problem = mpi.build_problem("synthetic", 2, rows_per_worker=20, d=13, heterogeneity=0.5, data_seed=3)
+    case = dict(BASE, method="user_rules:TopK", m=5, tau=2, step=0.5 / problem.L, iters=30, seed=7)
+    out = user_rules / "topk.npz"
+    proc = mpi.launch(3, wait=GUARD, check=False, out=out, quiet=True, **case)
+    assert proc.returncode == 0, proc.stderr
+    h, measured = blockcd.History.load(out), mpi.load_measurements(out)
+    assert h.method == mpi.load_method("user_rules:TopK") == "user-topk"
+    _assert_same(h, _simulate(problem, dict(case, method="user-topk")), problem)
+    # each worker sent exactly 2 of the blocks 3,3,3,2,2 each round, and one byte of two 3-bit indices
+    np.testing.assert_array_equal(h.blocks_up, 2.0 * np.arange(31))
+    assert set(np.unique(measured.bytes_up)) <= {8 * 4 + 1, 8 * 5 + 1, 8 * 6 + 1}
+    assert len(np.unique(measured.bytes_up)) > 1
+
+
+def test_a_module_path_that_is_not_a_rule_is_refused(user_rules):
+    for path, message in [("no_such_module_here:TopK", "does not import"),
+                          ("user_rules:Missing", "has no attribute 'Missing'"),
+                          ("user_rules", "a module path reads 'package.module:Name'")]:
+        with pytest.raises(ValueError, match=message):
+            mpi.load_method(path)
+    with pytest.raises(TypeError, match="is not a rule"):
+        mpi.load_method("user_rules:NOT_A_RULE")
+    proc = mpi.launch(2, wait=GUARD, check=False, method="user_rules:NOT_A_RULE", m=5, tau=2, iters=3, **BASE)
+    assert proc.returncode == mpi.EXIT_USAGE, proc.stderr
+    assert "user_rules:NOT_A_RULE' is not a rule" in proc.stderr, proc.stderr
+    proc = mpi.launch(2, wait=GUARD, check=False, method="no_such_module_here:TopK", m=5, tau=2, iters=3, **BASE)
+    assert proc.returncode == mpi.EXIT_USAGE and "does not import" in proc.stderr, proc.stderr

@@ -64,5 +64,8 @@ def test_every_block_runs_and_prints_what_its_comments_say(outputs):
     assert "IBCD, τ = 4" == printed[3].splitlines()[-1]          # who sends the fewest bytes
     assert printed[4].startswith("True ")                          # a saved history loads equal
     assert printed[5].strip() == "True True"
+    own = next(p for p in printed if p.startswith("topk-ef ")).splitlines()  # a rule choosing its blocks:
+    assert own[0] == "topk-ef 74 2.0"                              # exactly tau = 2 blocks per round,
+    assert own[1] == "[2810. 2818. 2858. 2818.] True"              # counted, as in the reference
     assert {"runs.png", "out", "data.npz"} <= set(files)
     assert ns["sparse"].problem["name"] == ns["p"].name

@@ -31,6 +31,11 @@ What each rank does:
   the slowest peer).  The master writes a :class:`blockcd.History` file
   (``History.load`` reads it) whose extra ``mpi_*`` arrays hold the
   measurements (:func:`load_measurements`).
+* **Your own method.**  ``--method package.module:Name`` runs a rule of yours
+  (:func:`load_method`): every rank imports the module (installed, or on
+  ``PYTHONPATH``) and runs the rule as the simulator does; a rule that chooses
+  its own blocks (``own_blocks``) sends their indices with its values, and the
+  master counts both.
 * **Faults.**  Arguments are checked on every rank, identically, before any
   message; a rank that raises prints its rank and the error and aborts the job
   (``MPI_Abort``, non-zero exit); ``--timeout`` aborts a job whose iteration
@@ -49,6 +54,7 @@ from .cli import EXIT_FAILED, EXIT_TIMEOUT, EXIT_USAGE, PROBLEMS, UsageError, bu
 from .launch import Measurements, launch, load_measurements, mpiexec
 from .ranks import main
 from .straggler import compare as compare_straggler
+from .usermethod import load_method
 from .wire import pack_indices, unpack_indices
 
 __all__ = [
@@ -62,6 +68,7 @@ __all__ = [
     "compare_straggler",
     "launch",
     "load_measurements",
+    "load_method",
     "main",
     "mpiexec",
     "pack_indices",

@@ -26,6 +26,7 @@ from .. import problems as _problems
 from .. import regularizers as _regularizers
 from .._validate import check_choice, check_float, check_int
 from ..arguments import Setup, setup
+from . import usermethod
 
 #: problems the command line can build, and the options each accepts
 PROBLEMS = {
@@ -225,7 +226,9 @@ def _parser(show: bool = True) -> argparse.ArgumentParser:
     )
     g = p.add_argument_group("method (as blockcd.run)")
     g.add_argument("--method", required=True, help="ibcd, is-sgd, isega, is-saga, is-asgd, ibgd, isaga-local, "
-                   "isaga-shared, is-sgd-async (aliases gd, dense, sgd, saga, asgd; the dense method is tau = m)")
+                   "isaga-shared, is-sgd-async (aliases gd, dense, sgd, saga, asgd; the dense method is tau = m), "
+                   "or a rule of your own by its module path, package.module:Name (a blockcd.rules.Rule that every "
+                   "rank imports: installed or on PYTHONPATH)")
     g.add_argument("--m", type=int, required=True, help="number of blocks, 1 <= m <= d")
     g.add_argument("--tau", type=int, required=True, help="blocks each worker sends per round, 1 <= tau <= m")
     g.add_argument("--step", type=_step, default=None,
@@ -319,9 +322,14 @@ def configure(argv: Sequence[str], ranks: int, show: bool = True, rank: int | No
                   show and not a.quiet):
         problem = build_problem(a.problem, n, **own, **options)
     d = problem.d
+    # a rule of the user's, by its module path: every rank imports it (usermethod)
+    method = usermethod.load_method(a.method) if usermethod.is_path(a.method) else a.method
     # the checks of blockcd.run, once for every method; the theory's step is the master's (_master_setup)
-    s = setup(problem, a.method, m=a.m, tau=a.tau, step=a.step, iters=a.iters, seed=a.seed, sampling=a.sampling,
+    s = setup(problem, method, m=a.m, tau=a.tau, step=a.step, iters=a.iters, seed=a.seed, sampling=a.sampling,
               batch=a.batch, send_indices=bool(a.send_indices), theory_step=False)
+    if s.method.rule.own_blocks and s.method.asynchronous:
+        raise UsageError(f"{s.method.name!r} chooses its own blocks (own_blocks), which the asynchronous ranks "
+                         "do not support: they regenerate every message's blocks from the seed")
     if s.sampling == "importance":
         raise UsageError("--sampling importance (coordinate descent's variable-size block sets) runs in the "
                          "simulator and the reference only; the MPI ranks take 'cd' with --sampling shared")

@@ -3,78 +3,26 @@
 What ``mpiexec -n K python -m blockcd.mpi`` runs on each rank (see the
 package docstring of :mod:`blockcd.mpi`).  Imports ``mpi4py`` only inside
 the ranks.  The command line is :mod:`blockcd.mpi.cli`, the message formats
-:mod:`blockcd.mpi.wire`, the launcher and the measurements :mod:`blockcd.mpi.launch`.
+:mod:`blockcd.mpi.wire`, the asynchronous method's ranks :mod:`blockcd.mpi.arrivals`, the
+clock, watchdog and history file :mod:`blockcd.mpi.job`, the launcher and the measurements
+:mod:`blockcd.mpi.launch`.
 """
 
 
 import json
 import sys
-import threading
 import time
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 
 from .. import theory
 from ..messages import Selection, add_sent
 from ..rules import Received
-from .cli import EXIT_FAILED, EXIT_TIMEOUT, EXIT_USAGE, UsageError, configure, progress
-from .wire import TAG_INDICES, TAG_POINT, TAG_STOP, TAG_VALUES, pack_indices, unpack_indices
-
-
-class _Clock:
-    """Splits a rank's wall time per iteration into compute and communication."""
-
-    def __init__(self, iters):
-        self.compute = np.zeros(iters)
-        self.comm = np.zeros(iters)
-        self.last = time.perf_counter()
-
-    def lap(self, kind: np.ndarray, k: int) -> None:
-        now = time.perf_counter()
-        kind[k] += now - self.last
-        self.last = now
-
-
-class _Watchdog:
-    """Aborts the job when no iteration completes within ``timeout`` seconds."""
-
-    def __init__(self, comm, rank, role, timeout):
-        self.comm, self.rank, self.role, self.timeout = comm, rank, role, timeout
-        self.k = -1
-        self.waiting = None  # what the rank is waiting for (named in the abort message), if it says
-        self.beat = time.monotonic()
-        self.done = threading.Event()
-        if timeout > 0:
-            threading.Thread(target=self._watch, daemon=True).start()
-
-    def tick(self, k):
-        self.k = k
-        self.beat = time.monotonic()
-
-    def _watch(self):
-        while not self.done.wait(min(1.0, self.timeout / 10)):
-            if time.monotonic() - self.beat > self.timeout:
-                what = "" if self.waiting is None else f", waiting for {self.waiting}"
-                _say(f"rank {self.rank} ({self.role}): no progress for {self.timeout:g} s in iteration "
-                     f"{self.k}{what} (--timeout); aborting the job")
-                _abort(self.comm, EXIT_TIMEOUT)
-
-
-def _say(msg: str) -> None:
-    print(f"blockcd.mpi: {msg}", file=sys.stderr, flush=True)
-
-
-# MPI_Abort kills every rank at once, and the launcher may stop forwarding a rank's stderr before
-# the line it has just written reaches the terminal; a short pause first lets the message through.
-ABORT_GRACE = 0.5
-
-
-def _abort(comm, code: int) -> None:
-    """Abort the whole job with ``code`` once the message just printed has had time to be forwarded."""
-    time.sleep(ABORT_GRACE)
-    comm.Abort(code)
+from . import arrivals
+from .cli import EXIT_FAILED, EXIT_USAGE, UsageError, configure, progress
+from .job import Clock, Watchdog, abort, inject, save, say, summary
+from .wire import TAG_INDICES, TAG_VALUES, pack_indices, unpack_chosen, unpack_indices
 
 
 # ---------------------------------------------------------------- the ranks
@@ -86,15 +34,19 @@ def _worker(comm, cfg, own, parts, watchdog, fail, slow=0.0):
     state = rule.worker_init(own, cfg.x0)
     x = np.empty(own.d)
     up = np.zeros(cfg.iters)
-    clock = _Clock(cfg.iters)
+    clock = Clock(cfg.iters)
     for k in range(cfg.iters):
         watchdog.tick(k)
         comm.Bcast(x, root=0)
         clock.lap(clock.comm, k)
         if fail is not None and fail[1] == k:
-            _inject(fail)
+            inject(fail)
         if slow:  # --slow: a straggler made slow on purpose
             time.sleep(slow)
+        if rule.own_blocks:  # the rule chooses the blocks: their values, then their indices
+            up[k] = _send_own(comm, cfg, own, rule, state, x, None if batches is None else batches.worker(k, i),
+                              blocks, clock, k)
+            continue
         chosen = None if dense else sampler.worker_blocks(k, i)
         if chosen is not None and chosen.size == 0:  # IBGD: this round the worker sends nothing, no message
             clock.lap(clock.compute, k)
@@ -113,131 +65,55 @@ def _worker(comm, cfg, own, parts, watchdog, fail, slow=0.0):
     return clock, up
 
 
-def _worker_async(comm, cfg, own, parts, watchdog, fail, slow):
-    """Asynchronous worker i (rank i + 1): compute on the point it holds, send its tau blocks with a non-blocking
-    send, wait for the master's answer (a new point, or the order to stop); its j-th message uses the blocks
-    and minibatch of (seed, i, j).  Returns (messages sent, bytes sent, compute and communication seconds)."""
+def _send_own(comm, cfg, own, rule, state, x, idx, blocks, clock, k) -> int:
+    """A worker's message under a rule that chooses its own blocks: the values, then (0 < c < m blocks)
+    their sorted indices, which the master cannot regenerate.  Returns the bytes sent."""
+    sel = Selection.own(blocks, cfg.tau)
+    vals, _ = rule.send(own, state, x, idx, sel)
+    if sel.chosen is None:
+        raise RuntimeError(f"the rule {type(rule).__name__} has own_blocks = True but its send() did not call "
+                           "sel.choose(...): the master cannot tell which blocks were sent")
+    vals = np.ascontiguousarray(vals, dtype=np.float64)
+    clock.lap(clock.compute, k)
+    comm.Send(vals, dest=0, tag=TAG_VALUES)
+    sent = vals.nbytes
+    if 0 < sel.chosen.size < cfg.m:
+        packed = pack_indices(sel.chosen, cfg.m)
+        comm.Send(packed, dest=0, tag=TAG_INDICES)
+        sent += packed.nbytes
+    clock.lap(clock.comm, k)
+    return sent
+
+
+def _receive_own(comm, n, blocks):
+    """The master's side of :func:`_send_own`: each worker's values and chosen blocks, the size of the
+    message first (``Probe``).  Returns (coordinates per worker, None: all; values; the (n, m) mask)."""
     from mpi4py import MPI
 
-    i = own.index
-    rule, blocks, sampler, batches = parts
-    x = np.array(cfg.x0, dtype=np.float64)
+    coords, bufs, mask = [], [], np.zeros((n, blocks.m), dtype=bool)
     st = MPI.Status()
-    k, up, t_compute, t_comm = 0, 0, 0.0, 0.0
-    while True:
-        watchdog.tick(k)
-        t0 = time.perf_counter()
-        if fail is not None and fail[1] == k:
-            _inject(fail)
-        if slow:
-            time.sleep(slow)
-        chosen = sampler.worker_blocks(k, i)
-        coords = None if chosen.size == cfg.m else blocks.coords(chosen)
-        idx = None if batches is None else batches.worker(k, i)
-        vals, _ = rule.send(own, None, x, idx, Selection(coords))
-        vals = np.ascontiguousarray(vals, dtype=np.float64)
-        t1 = time.perf_counter()
-        req = comm.Isend(vals, dest=0, tag=TAG_VALUES)
-        comm.Recv(x, source=0, tag=MPI.ANY_TAG, status=st)
-        req.Wait()
-        up += vals.nbytes
-        t_compute += t1 - t0
-        t_comm += time.perf_counter() - t1
-        k += 1
-        if st.Get_tag() == TAG_STOP:
-            return k, up, t_compute, t_comm
-
-
-def _master_async(comm, cfg, s, watchdog, fail):
-    """The asynchronous master: apply each message as it arrives (from any worker), answer that worker alone with
-    a non-blocking send; after ``iters`` arrivals, answer every worker's last message with the order to stop.
-
-    Records every arrival: the worker, its delay, the time.  With ``--max-delay M`` a worker whose answer is
-    more than M arrivals overdue stops the job, named."""
-    from mpi4py import MPI
-
-    problem, rule, blocks = s.problem, s.method.rule, s.blocks
-    n, d = problem.n, problem.d
-    sampler, rec = s.sampler(), s.recorder()      # the minibatches are the workers' own
-    state = rule.start(s, cfg.x0.copy())
-    scale = cfg.m / cfg.tau
-    count = np.zeros(n, dtype=np.int64)
-    since = np.zeros(n, dtype=np.int64)
-    record = np.empty(cfg.iters, dtype=np.int64)
-    times = np.empty(cfg.iters)
-    mask = np.zeros((n, cfg.m), dtype=bool)
-    buf = np.empty(d)
-    out = [np.empty(d) for _ in range(n)]
-    reqs = [MPI.REQUEST_NULL] * n
-    st = MPI.Status()
-    eval_time = np.zeros(cfg.iters + 1)
-    down = 0
-    t_start = time.perf_counter()
-    for t in range(cfg.iters):
-        watchdog.tick(t)
-        if fail is not None and fail[1] == t:
-            _inject(fail)
-        t0 = time.perf_counter()
-        rec.point(t, rule.iterate(state))
-        eval_time[t] = time.perf_counter() - t0
-        if cfg.max_delay is not None:
-            late = np.flatnonzero(t - since > cfg.max_delay)
-            if late.size:
-                j = int(late[np.argmax((t - since)[late])])      # the most overdue
-                raise RuntimeError(f"worker {j} (rank {j + 1}) has not answered for {t - since[j]} arrivals, "
-                                   f"more than --max-delay {cfg.max_delay}")
-        watchdog.waiting = "a message from any worker"
-        comm.Recv(buf, source=MPI.ANY_SOURCE, tag=TAG_VALUES, status=st)
-        i = st.Get_source() - 1
-        chosen = sampler.worker_blocks(int(count[i]), i)
-        coords = None if chosen.size == cfg.m else blocks.coords(chosen)
-        size = d if coords is None else coords.size
-        if st.Get_count(MPI.DOUBLE) != size:
-            raise RuntimeError(f"worker {i} (rank {i + 1}) sent {st.Get_count(MPI.DOUBLE)} numbers in its message "
-                               f"{count[i]}, expected {size}")
-        times[t] = time.perf_counter() - t_start
-        record[t] = i
+    for i in range(n):
+        comm.Probe(source=i + 1, tag=TAG_VALUES, status=st)
+        b = np.empty(st.Get_count(MPI.DOUBLE))
+        comm.Recv(b, source=i + 1, tag=TAG_VALUES)
+        if b.size == blocks.d:
+            chosen, c = np.arange(blocks.m), None
+        elif b.size == 0:
+            chosen = c = np.zeros(0, dtype=np.int64)
+        else:
+            comm.Probe(source=i + 1, tag=TAG_INDICES, status=st)
+            packed = np.empty(st.Get_count(MPI.BYTE), dtype=np.uint8)
+            comm.Recv(packed, source=i + 1, tag=TAG_INDICES)
+            chosen = unpack_chosen(packed, blocks.m)
+            c = blocks.coords(chosen)
+            if c.size != b.size:
+                raise RuntimeError(f"worker {i} (rank {i + 1}) sent {b.size} values for blocks {chosen.tolist()}, "
+                                   f"which hold {c.size} coordinates")
         mask[i, chosen] = True
-        rec.sent(t, mask)
-        mask[i, chosen] = False
-        g = s.step_at(t)
-        rec.stepped(t, g)
-        z = rule.arrive(state, i, coords, buf[:size], scale, g)
-        reqs[i].Wait()                                   # the previous answer to worker i has left
-        out[i][:] = z
-        reqs[i] = comm.Isend(out[i], dest=i + 1, tag=TAG_POINT)
-        down += out[i].nbytes
-        count[i] += 1
-        since[i] = t + 1
-    t0 = time.perf_counter()
-    rec.point(cfg.iters, rule.iterate(state))
-    eval_time[cfg.iters] = time.perf_counter() - t0
-    # every worker has one message on its way (or about to be): answer each with the order to stop
-    stop = np.empty(0)
-    stopped = np.zeros(n, dtype=bool)
-    for _ in range(n):
-        left = np.flatnonzero(~stopped)
-        watchdog.tick(cfg.iters)
-        watchdog.waiting = "the last message of " + ", ".join(f"worker {j} (rank {j + 1})" for j in left)
-        comm.Recv(buf, source=MPI.ANY_SOURCE, tag=TAG_VALUES, status=st)
-        i = st.Get_source() - 1
-        reqs[i].Wait()
-        reqs[i] = comm.Isend(stop, dest=i + 1, tag=TAG_STOP)
-        stopped[i] = True
-    MPI.Request.Waitall(reqs)
-    watchdog.waiting = None
-    t0 = time.perf_counter()
-    x = rule.iterate(state)
-    eval_time[cfg.iters] = time.perf_counter() - t0
-    return rec, x, record, times, eval_time, down
+        coords.append(c)
+        bufs.append(b)
+    return coords, bufs, mask
 
-
-def _inject(fail):
-    rank, k, how = fail
-    if how == "hang":
-        while True:
-            time.sleep(3600)
-    raise RuntimeError(f"injected failure (--fail-at {rank}:{k})")
 
 
 def _master_setup(problem, cfg):
@@ -258,12 +134,6 @@ def _master_setup(problem, cfg):
     return step
 
 
-def _progress(hist) -> str:
-    """What the summary line says of the run: ||x - x*||^2, or ||grad f||^2 on a non-convex problem."""
-    if hist.grad2 is None:
-        return f"||x - x*||^2 from {hist.dist2[0]:.3g} to {hist.dist2[-1]:.3g}"
-    return f"||grad f(x)||^2 from {hist.grad2[0]:.3g} to {hist.grad2[-1]:.3g}"
-
 
 def _master(comm, cfg, s, watchdog, fail):
     """The master (rank 0): broadcast the rule's point, evaluate, regenerate the blocks, receive, add, step."""
@@ -283,11 +153,11 @@ def _master(comm, cfg, s, watchdog, fail):
     down = np.zeros(cfg.iters)
     nbytes_idx = len(pack_indices(np.zeros(cfg.tau, dtype=np.int64), cfg.m))
     idx_bufs = [np.empty(nbytes_idx, dtype=np.uint8) for _ in range(n)]
-    clock = _Clock(cfg.iters)
+    clock = Clock(cfg.iters)
     for k in range(cfg.iters):
         watchdog.tick(k)
         if fail is not None and fail[1] == k:
-            _inject(fail)
+            inject(fail)
         point = np.ascontiguousarray(rule.point(state))
         clock.lap(clock.compute, k)
         comm.Bcast(point, root=0)
@@ -300,7 +170,9 @@ def _master(comm, cfg, s, watchdog, fail):
         clock.last = time.perf_counter()
         # senders: the workers that send this round, in order; coords[j]: sender j's coordinates (None: all)
         senders = range(n)
-        if dense:
+        if rule.own_blocks:
+            coords = None  # the workers' own choice, read from their messages below
+        elif dense:
             coords = [None] * n
         elif bernoulli:
             # IBGD: who sends is regenerated from the seed; a sender sends its whole gradient
@@ -312,20 +184,25 @@ def _master(comm, cfg, s, watchdog, fail):
             chosen = sampler.choices(k)
             coords = [blocks.coords(chosen[i]) for i in range(n)]
         clock.lap(clock.compute, k)
-        if cfg.send_indices and not dense:
-            MPI.Request.Waitall([comm.Irecv(idx_bufs[i], source=i + 1, tag=TAG_INDICES) for i in range(n)])
+        if rule.own_blocks:
+            coords, bufs, mask = _receive_own(comm, n, blocks)
             clock.lap(clock.comm, k)
-            coords = [blocks.coords(unpack_indices(idx_bufs[i], cfg.tau, cfg.m)) for i in range(n)]
-            clock.lap(clock.compute, k)
-        bufs = [np.empty(d if c is None else c.size) for c in coords]
-        statuses = [MPI.Status() for _ in bufs]
-        reqs = [comm.Irecv(b, source=i + 1, tag=TAG_VALUES) for i, b in zip(senders, bufs)]
-        MPI.Request.Waitall(reqs, statuses)
-        clock.lap(clock.comm, k)
-        for i, st, b in zip(senders, statuses, bufs):
-            if st.Get_count(MPI.DOUBLE) != b.size:
-                raise RuntimeError(f"worker {i} (rank {i + 1}) sent {st.Get_count(MPI.DOUBLE)} numbers at "
-                                   f"iteration {k}, expected {b.size}")
+            rec.sent(k, mask)
+        else:
+            if cfg.send_indices and not dense:
+                MPI.Request.Waitall([comm.Irecv(idx_bufs[i], source=i + 1, tag=TAG_INDICES) for i in range(n)])
+                clock.lap(clock.comm, k)
+                coords = [blocks.coords(unpack_indices(idx_bufs[i], cfg.tau, cfg.m)) for i in range(n)]
+                clock.lap(clock.compute, k)
+            bufs = [np.empty(d if c is None else c.size) for c in coords]
+            statuses = [MPI.Status() for _ in bufs]
+            reqs = [comm.Irecv(b, source=i + 1, tag=TAG_VALUES) for i, b in zip(senders, bufs)]
+            MPI.Request.Waitall(reqs, statuses)
+            clock.lap(clock.comm, k)
+            for i, st, b in zip(senders, statuses, bufs):
+                if st.Get_count(MPI.DOUBLE) != b.size:
+                    raise RuntimeError(f"worker {i} (rank {i + 1}) sent {st.Get_count(MPI.DOUBLE)} numbers at "
+                                       f"iteration {k}, expected {b.size}")
         if bernoulli:  # the blocks received, counted as the simulator counts them
             mask = None
             if not dense:
@@ -357,23 +234,6 @@ def _history(cfg, rec, x, up_rounds, down):
     return rec.history(x, cfg.seed, bytes_up=np.concatenate((zero, np.cumsum(up_rounds.mean(axis=1)))),
                        bytes_down=np.concatenate((zero, np.cumsum(down))), bytes_up_workers=up_rounds.sum(axis=0))
 
-
-def _save(path, hist, extras):
-    """Write the History and the MPI extras to ``path`` whole: into a temporary file, then renamed."""
-    import os
-
-    path = Path(path)
-    tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp.npz")
-    try:
-        hist.save(tmp)
-        with np.load(tmp, allow_pickle=False) as z:
-            arrays = {key: z[key] for key in z.files}
-        arrays.update(extras)
-        np.savez(tmp, **arrays)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
 
 
 def _run(comm, argv):
@@ -415,12 +275,12 @@ def _run(comm, argv):
         own = s.problem.worker(rank - 1)
         parts = (s.method.rule, s.blocks, s.sampler(), s.minibatches())
         s.problem = None
-    watchdog = _Watchdog(comm, rank, role, cfg.timeout)
+    watchdog = Watchdog(comm, rank, role, cfg.timeout)
     slow = cfg.slow.get(rank, 0.0)
     comm.Barrier()
     t_setup = time.perf_counter() - t_start
     if cfg.run.method.asynchronous:
-        return _run_async(comm, cfg, argv, rank, ranks, own if rank else None, None if rank == 0 else parts,
+        return arrivals.run(comm, cfg, argv, rank, ranks, own if rank else None, None if rank == 0 else parts,
                           watchdog, fail, slow, t_setup)
     t0 = time.perf_counter()
     if rank == 0:
@@ -453,7 +313,7 @@ def _run(comm, argv):
             "setup_seconds": table[:, 3 * it].tolist(),
             "wall_seconds": table[:, 3 * it + 1].tolist(),
         }
-        _save(cfg.out, hist, {
+        save(cfg.out, hist, {
             "mpi_meta": np.array(json.dumps(meta)),
             "mpi_compute": compute,
             "mpi_comm": comm_t,
@@ -464,57 +324,8 @@ def _run(comm, argv):
     if not cfg.quiet:
         per_up = up_all.mean()
         print(f"blockcd.mpi: {cfg.method} on {ranks} ranks (n = {ranks - 1} workers), m = {cfg.m}, "
-              f"tau = {cfg.tau}, {it} iterations: {_progress(hist)}; "
+              f"tau = {cfg.tau}, {it} iterations: {summary(hist)}; "
               f"{per_up:.0f} bytes up per worker and {down.mean():.0f} down per round"
-              + (f"; wrote {cfg.out}" if cfg.out is not None else ""), flush=True)
-    return 0
-
-
-def _run_async(comm, cfg, argv, rank, ranks, own, parts, watchdog, fail, slow, t_setup):
-    """Asynchronous IS-SGD on the ranks: the run, then every rank's counters to the master, then the History."""
-    from mpi4py import MPI
-
-    from ..asynchronous import finish
-
-    t0 = time.perf_counter()
-    if rank == 0:
-        rec, x, record, times, eval_time, down = _master_async(comm, cfg, cfg.run, watchdog, fail)
-        mine = np.zeros(4)
-    else:
-        mine = np.array(_worker_async(comm, cfg, own, parts, watchdog, fail, slow), dtype=float)
-    wall = time.perf_counter() - t0
-    watchdog.done.set()
-    row = np.concatenate((mine, [t_setup, wall]))
-    table = np.empty((ranks, row.size)) if rank == 0 else None
-    comm.Gather(row, table, root=0)
-    hosts = comm.gather(MPI.Get_processor_name(), root=0)
-    if rank != 0:
-        return 0
-    problem, it = cfg.run.problem, cfg.iters
-    # the counters of the messages applied (a worker's last message, answered with stop, is not counted)
-    hist = finish(rec, x, cfg.seed, record, times, problem)
-    if cfg.out is not None:
-        meta = {
-            "ranks": ranks, "problem": cfg.problem_name, "problem_options": cfg.problem_options,
-            "send_indices": False, "argv": list(argv), "hosts": hosts,
-            "mpi_library": MPI.Get_library_version().strip().splitlines()[0],
-            "setup_seconds": table[:, 4].tolist(), "wall_seconds": table[:, 5].tolist(),
-            "asynchronous": True, "slow": {str(k): v for k, v in cfg.slow.items()}, "max_delay": cfg.max_delay,
-        }
-        _save(cfg.out, hist, {
-            "mpi_meta": np.array(json.dumps(meta)),
-            "mpi_messages": table[1:, 0],       # messages each worker sent, its last (answered with stop) included
-            "mpi_up": table[1:, 1],             # bytes each worker sent, all messages
-            "mpi_compute": table[1:, 2],        # seconds each worker computed (a straggler's sleep included)
-            "mpi_comm": table[1:, 3],           # seconds each worker spent sending and waiting for the answer
-            "mpi_eval": eval_time,
-            "mpi_down": np.array(float(down)),
-        })
-    if not cfg.quiet:
-        print(f"blockcd.mpi: {cfg.method} on {ranks} ranks (n = {ranks - 1} workers), m = {cfg.m}, "
-              f"tau = {cfg.tau}, {it} arrivals in {wall:.3g} s (messages per worker "
-              + ", ".join(str(int(v)) for v in table[1:, 0]) + f"; largest delay {int(hist.delays.max())}): "
-              + _progress(hist)
               + (f"; wrote {cfg.out}" if cfg.out is not None else ""), flush=True)
     return 0
 
@@ -529,7 +340,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         from mpi4py import MPI
     except ImportError:
-        _say("needs mpi4py and an MPI library: python -m pip install mpi4py mpich")
+        say("needs mpi4py and an MPI library: python -m pip install mpi4py mpich")
         return EXIT_USAGE
     comm = MPI.COMM_WORLD
     rank = comm.Get_rank()
@@ -537,6 +348,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run(comm, argv)
     except BaseException as exc:  # noqa: BLE001 - any failure must end the whole job, never hang it
         role = "master" if rank == 0 else f"worker {rank - 1}"
-        _say(f"rank {rank} ({role}) failed: {type(exc).__name__}: {exc}")
-        _abort(comm, EXIT_FAILED)
+        say(f"rank {rank} ({role}) failed: {type(exc).__name__}: {exc}")
+        abort(comm, EXIT_FAILED)
         return EXIT_FAILED

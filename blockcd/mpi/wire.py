@@ -3,7 +3,9 @@
 A worker's message is the values of its tau blocks (tag ``TAG_VALUES``) and, with
 ``--send-indices``, the indices of those blocks packed into
 ceil(tau ceil(log2 m) / 8) bytes (tag ``TAG_INDICES``, chapter 10).  Asynchronous
-IS-SGD adds the master's answer to one worker and the order to stop.
+IS-SGD adds the master's answer to one worker and the order to stop.  A rule that
+chooses its own blocks (``own_blocks``) always sends their indices, sorted, and the
+master reads how many from the message (:func:`unpack_chosen`).
 """
 
 from __future__ import annotations
@@ -69,3 +71,23 @@ def unpack_indices(buf, tau: int, m: int) -> np.ndarray:
         raise ValueError(f"buf holds {buf.size} bytes, fewer than the {tau * bits} bits of {tau} indices")
     b = np.unpackbits(buf)[: tau * bits].reshape(tau, bits).astype(np.int64)
     return b @ (1 << np.arange(bits))
+
+
+def unpack_chosen(buf, m: int) -> np.ndarray:
+    """The sorted, distinct block indices packed by :func:`pack_indices` when their number is not known
+    in advance (a rule's own choice): the longest strictly increasing run of indices from the start.
+
+    The padding bits are zeros, which decode to index 0, which cannot follow an index of a strictly
+    increasing run; so the count is read from the indices themselves.  Raises ``ValueError`` if ``buf``
+    is not the packing of such indices (an index >= m, or a byte count that is not ceil(c ceil(log2 m) / 8)).
+    """
+    m = check_int("m", m, 1)
+    buf = np.asarray(buf, dtype=np.uint8)
+    bits = _index_bits(m)
+    count = buf.size * 8 // bits
+    idx = np.unpackbits(buf)[: count * bits].reshape(count, bits).astype(np.int64) @ (1 << np.arange(bits))
+    c = count if count < 2 else 1 + int(np.argmin(np.append(np.diff(idx) > 0, False)))
+    chosen = idx[:c]
+    if chosen.size and chosen.max() >= m or math.ceil(c * bits / 8) != buf.size:
+        raise ValueError(f"buf ({buf.size} bytes) is not the packing of sorted block indices in [0, {m - 1}]")
+    return chosen
