@@ -31,6 +31,23 @@ from ._validate import check_float, check_int
 
 __all__ = ["RuleSource", "agree", "below", "fmt", "source", "table"]
 
+#: the widest printed line that fits the book's output column (a 1,400-px window)
+WIDTH = 100
+
+
+def _check_line(label: str, result: str) -> str:
+    """``label: result`` on one line if it fits in :data:`WIDTH` characters, else on two.
+
+    The second line holds the whole result (the numbers and the verdict), indented under the
+    label, so the verdict is never the part a narrow column cuts off.
+    """
+    line = f"{label}: {result}"
+    if len(line) <= WIDTH:
+        return line
+    indent = " " * (len(label) - len(label.lstrip(" ")) + 4)
+    head = textwrap.fill(label + ":", WIDTH, subsequent_indent=indent, break_on_hyphens=False)
+    return head + "\n" + indent + result
+
 
 def fmt(value: Any, spec: str = ".3g") -> str:
     """Format one cell: numbers with ``spec`` (integers exactly), anything else with ``str``."""
@@ -52,6 +69,8 @@ def _real(name: str, value: Any) -> float:
 def agree(label: str, measured: float, predicted: float, *, rel: float | None = None,
           tol: float | None = None, se: float | None = None, k: float = 3.0, spec: str = ".3g") -> bool:
     """Print ``label: measured X, predicted Y (...)`` and return whether they agree.
+
+    A line longer than 100 characters is printed on two: the label, then the rest indented.
 
     Exactly one tolerance is given:
 
@@ -101,18 +120,22 @@ def agree(label: str, measured: float, predicted: float, *, rel: float | None = 
         ok = dev <= k
         how = f"{dev:.1f} s.e. of {format(value, '.2g')}, within {format(k, 'g')}"
     ok = bool(ok and math.isfinite(x))
-    print(f"{label}: measured {format(x, spec)}, predicted {format(y, spec)} ({how}){'' if ok else '  FAILS'}")
+    result = f"measured {format(x, spec)}, predicted {format(y, spec)} ({how}){'' if ok else '  FAILS'}"
+    print(_check_line(label, result))
     return ok
 
 
 def below(label: str, measured: float, bound: float, *, spec: str = ".3g") -> bool:
-    """Print ``label: measured X <= bound Y (X/Y of the bound)`` and return whether ``X <= Y``."""
+    """Print ``label: measured X <= bound Y (X/Y of the bound)`` and return whether ``X <= Y``.
+
+    A line longer than 100 characters is printed on two: the label, then the rest indented.
+    """
     if not isinstance(label, str):
         raise TypeError(f"label must be a string, got {type(label).__name__}")
     x, y = _real("measured", measured), _real("bound", bound)
     ok = bool(math.isfinite(x) and x <= y)
     share = f"{x / y:.0%} of the bound" if y > 0 and math.isfinite(y) else "bound"
-    print(f"{label}: measured {format(x, spec)} <= {format(y, spec)} ({share}){'' if ok else '  FAILS'}")
+    print(_check_line(label, f"measured {format(x, spec)} <= {format(y, spec)} ({share}){'' if ok else '  FAILS'}"))
     return ok
 
 
