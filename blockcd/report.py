@@ -18,9 +18,11 @@ result; it only prints and compares.
 from __future__ import annotations
 
 import inspect
+import io
 import math
 import numbers
 import textwrap
+import tokenize
 from collections.abc import Sequence
 from typing import Any
 
@@ -188,12 +190,75 @@ class RuleSource(str):
         return str(self)
 
 
+#: who runs each member of a rule, for the note above it in :func:`source`
+_RUNS = {"send": "worker i", "estimate": "worker i", "worker_init": "worker i",
+         "point": "the master", "step": "the master", "arrive": "the master", "prox": "the master"}
+#: what each argument of a rule's members holds, as :func:`source` says it above the member
+_ARGUMENTS = {
+    "o": "o is its data (the simulator passes all n workers' at once)",
+    "w": "w its own state (None if it keeps none)",
+    "x": "x the point the master broadcast",
+    "y": "y the point the master broadcast",
+    "x0": "x0 the starting point",
+    "idx": "idx the rows of its minibatch, drawn by the engine (unused with whole local gradients)",
+    "sel": "sel the blocks S_i it sends this round (through sel it computes its gradient on "
+           "those blocks only and puts them on the wire)",
+    "s": "s is the master's state",
+    "total": "total the sum of the messages, sum_i P_{S_i} g_i",
+    "scale": "scale = m/(tau n)",
+    "step": "step the step size gamma",
+    "n": "n the number of workers",
+    "i": "i the worker whose message arrived",
+    "coords": "coords the coordinates it sent (None: all d)",
+    "values": "values the numbers it sent",
+}
+
+
+def _arguments_note(name: str, function, said_before: set, indent: str = "    ") -> list[str]:
+    """Comment lines saying who runs ``name`` and what each of its arguments holds.
+
+    An argument already described above (in ``said_before``, which is updated) is not described again.
+    """
+    args = [a for a in inspect.signature(function).parameters if a != "self"]
+    said = {a: _ARGUMENTS.get(a, a) for a in args}
+    if name == "arrive" and "scale" in args:
+        said["scale"] = "scale = m/tau"
+    new = [said[a] for a in args if (a, said[a]) not in said_before]
+    said_before.update(said.items())
+    runs = _RUNS.get(name)
+    text = f"{name}({', '.join(args)})" + (f", run by {runs}" if runs else "")
+    if new:
+        text += ": " + ", ".join(new) + ("; the others as above." if len(new) < len(args) else ".")
+    else:
+        text += (", with the arguments above." if args else ".")
+    return textwrap.wrap(text, 88, initial_indent=indent + "# ", subsequent_indent=indent + "# ",
+                         break_on_hyphens=False, break_long_words=False)
+
+
+def _fit(line: str) -> list[str]:
+    """A source line longer than :data:`WIDTH` with a trailing comment: the comment above it."""
+    if len(line) <= WIDTH or "#" not in line:
+        return [line]
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(line.strip() + "\n").readline))
+    except (tokenize.TokenError, SyntaxError):
+        return [line]
+    comments = [t for t in tokens if t.type == tokenize.COMMENT]
+    if not comments:
+        return [line]
+    indent = line[:len(line) - len(line.lstrip())]
+    cut = len(indent) + comments[0].start[1]
+    return [indent + line[cut:].strip(), line[:cut].rstrip()]
+
+
 def source(method: str, members=None):
     """The rule of ``method`` as the book shows it: the methods of its class that state the update.
 
     ``members`` names the methods to show (default: those the class itself
     defines, except the master's initial state and the recorded iterate); docstrings are left out, the
-    chapter says in words what each step does.  Returns a
+    chapter says in words what each step does.  A comment above each member says who runs it and
+    what each of its arguments holds; a line wider than the output column has its trailing comment
+    moved above it.  Returns a
     :class:`RuleSource`, shown in a notebook as a Markdown code block: the notebook stores the
     source text itself and the book highlights it when it is built, so a stored output does not
     depend on the installed version of a highlighter.
@@ -206,6 +271,7 @@ def source(method: str, members=None):
             members.append("step")  # the default master step it inherits
     bases = ", ".join(b.__name__ for b in cls.__bases__)
     lines = [f"class {cls.__name__}({bases}):"]
+    said_before: set = set()
     for j, name in enumerate(members):
         body = textwrap.dedent(inspect.getsource(getattr(cls, name)))
         doc = getattr(cls, name).__doc__
@@ -221,5 +287,6 @@ def source(method: str, members=None):
                     continue
                 out.append(line)
             body = "\n".join(out)
-        lines += ([""] if j else []) + ["    " + line if line else "" for line in body.splitlines()]
+        shown = [out for line in body.splitlines() for out in _fit("    " + line if line else "")]
+        lines += ([""] if j else []) + _arguments_note(name, getattr(cls, name), said_before) + shown
     return RuleSource("\n".join(lines))

