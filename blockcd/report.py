@@ -18,9 +18,11 @@ result; it only prints and compares.
 from __future__ import annotations
 
 import inspect
+import io
 import math
 import numbers
 import textwrap
+import tokenize
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,6 +32,23 @@ from . import registry, rules
 from ._validate import check_float, check_int
 
 __all__ = ["RuleSource", "agree", "below", "fmt", "source", "table"]
+
+#: the widest printed line that fits the book's output column (a 1,400-px window)
+WIDTH = 100
+
+
+def _check_line(label: str, result: str) -> str:
+    """``label: result`` on one line if it fits in :data:`WIDTH` characters, else on two.
+
+    The second line holds the whole result (the numbers and the verdict), indented under the
+    label, so the verdict is never the part a narrow column cuts off.
+    """
+    line = f"{label}: {result}"
+    if len(line) <= WIDTH:
+        return line
+    indent = " " * (len(label) - len(label.lstrip(" ")) + 4)
+    head = textwrap.fill(label + ":", WIDTH, subsequent_indent=indent, break_on_hyphens=False)
+    return head + "\n" + indent + result
 
 
 def fmt(value: Any, spec: str = ".3g") -> str:
@@ -52,6 +71,8 @@ def _real(name: str, value: Any) -> float:
 def agree(label: str, measured: float, predicted: float, *, rel: float | None = None,
           tol: float | None = None, se: float | None = None, k: float = 3.0, spec: str = ".3g") -> bool:
     """Print ``label: measured X, predicted Y (...)`` and return whether they agree.
+
+    A line longer than 100 characters is printed on two: the label, then the rest indented.
 
     Exactly one tolerance is given:
 
@@ -101,18 +122,22 @@ def agree(label: str, measured: float, predicted: float, *, rel: float | None = 
         ok = dev <= k
         how = f"{dev:.1f} s.e. of {format(value, '.2g')}, within {format(k, 'g')}"
     ok = bool(ok and math.isfinite(x))
-    print(f"{label}: measured {format(x, spec)}, predicted {format(y, spec)} ({how}){'' if ok else '  FAILS'}")
+    result = f"measured {format(x, spec)}, predicted {format(y, spec)} ({how}){'' if ok else '  FAILS'}"
+    print(_check_line(label, result))
     return ok
 
 
 def below(label: str, measured: float, bound: float, *, spec: str = ".3g") -> bool:
-    """Print ``label: measured X <= bound Y (X/Y of the bound)`` and return whether ``X <= Y``."""
+    """Print ``label: measured X <= bound Y (X/Y of the bound)`` and return whether ``X <= Y``.
+
+    A line longer than 100 characters is printed on two: the label, then the rest indented.
+    """
     if not isinstance(label, str):
         raise TypeError(f"label must be a string, got {type(label).__name__}")
     x, y = _real("measured", measured), _real("bound", bound)
     ok = bool(math.isfinite(x) and x <= y)
     share = f"{x / y:.0%} of the bound" if y > 0 and math.isfinite(y) else "bound"
-    print(f"{label}: measured {format(x, spec)} <= {format(y, spec)} ({share}){'' if ok else '  FAILS'}")
+    print(_check_line(label, f"measured {format(x, spec)} <= {format(y, spec)} ({share}){'' if ok else '  FAILS'}"))
     return ok
 
 
@@ -165,12 +190,75 @@ class RuleSource(str):
         return str(self)
 
 
+#: who runs each member of a rule, for the note above it in :func:`source`
+_RUNS = {"send": "worker i", "estimate": "worker i", "worker_init": "worker i",
+         "point": "the master", "step": "the master", "arrive": "the master", "prox": "the master"}
+#: what each argument of a rule's members holds, as :func:`source` says it above the member
+_ARGUMENTS = {
+    "o": "o is its data (the simulator passes all n workers' at once)",
+    "w": "w its own state (None if it keeps none)",
+    "x": "x the point the master broadcast",
+    "y": "y the point the master broadcast",
+    "x0": "x0 the starting point",
+    "idx": "idx the rows of its minibatch, drawn by the engine (unused with whole local gradients)",
+    "sel": "sel the blocks S_i it sends this round (through sel it computes its gradient on "
+           "those blocks only and puts them on the wire)",
+    "s": "s is the master's state",
+    "total": "total the sum of the messages, sum_i P_{S_i} g_i",
+    "scale": "scale = m/(tau n)",
+    "step": "step the step size gamma",
+    "n": "n the number of workers",
+    "i": "i the worker whose message arrived",
+    "coords": "coords the coordinates it sent (None: all d)",
+    "values": "values the numbers it sent",
+}
+
+
+def _arguments_note(name: str, function, said_before: set, indent: str = "    ") -> list[str]:
+    """Comment lines saying who runs ``name`` and what each of its arguments holds.
+
+    An argument already described above (in ``said_before``, which is updated) is not described again.
+    """
+    args = [a for a in inspect.signature(function).parameters if a != "self"]
+    said = {a: _ARGUMENTS.get(a, a) for a in args}
+    if name == "arrive" and "scale" in args:
+        said["scale"] = "scale = m/tau"
+    new = [said[a] for a in args if (a, said[a]) not in said_before]
+    said_before.update(said.items())
+    runs = _RUNS.get(name)
+    text = f"{name}({', '.join(args)})" + (f", run by {runs}" if runs else "")
+    if new:
+        text += ": " + ", ".join(new) + ("; the others as above." if len(new) < len(args) else ".")
+    else:
+        text += (", with the arguments above." if args else ".")
+    return textwrap.wrap(text, 88, initial_indent=indent + "# ", subsequent_indent=indent + "# ",
+                         break_on_hyphens=False, break_long_words=False)
+
+
+def _fit(line: str) -> list[str]:
+    """A source line longer than :data:`WIDTH` with a trailing comment: the comment above it."""
+    if len(line) <= WIDTH or "#" not in line:
+        return [line]
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(line.strip() + "\n").readline))
+    except (tokenize.TokenError, SyntaxError):
+        return [line]
+    comments = [t for t in tokens if t.type == tokenize.COMMENT]
+    if not comments:
+        return [line]
+    indent = line[:len(line) - len(line.lstrip())]
+    cut = len(indent) + comments[0].start[1]
+    return [indent + line[cut:].strip(), line[:cut].rstrip()]
+
+
 def source(method: str, members=None):
     """The rule of ``method`` as the book shows it: the methods of its class that state the update.
 
     ``members`` names the methods to show (default: those the class itself
     defines, except the master's initial state and the recorded iterate); docstrings are left out, the
-    chapter says in words what each step does.  Returns a
+    chapter says in words what each step does.  A comment above each member says who runs it and
+    what each of its arguments holds; a line wider than the output column has its trailing comment
+    moved above it.  Returns a
     :class:`RuleSource`, shown in a notebook as a Markdown code block: the notebook stores the
     source text itself and the book highlights it when it is built, so a stored output does not
     depend on the installed version of a highlighter.
@@ -183,6 +271,7 @@ def source(method: str, members=None):
             members.append("step")  # the default master step it inherits
     bases = ", ".join(b.__name__ for b in cls.__bases__)
     lines = [f"class {cls.__name__}({bases}):"]
+    said_before: set = set()
     for j, name in enumerate(members):
         body = textwrap.dedent(inspect.getsource(getattr(cls, name)))
         doc = getattr(cls, name).__doc__
@@ -198,5 +287,6 @@ def source(method: str, members=None):
                     continue
                 out.append(line)
             body = "\n".join(out)
-        lines += ([""] if j else []) + ["    " + line if line else "" for line in body.splitlines()]
+        shown = [out for line in body.splitlines() for out in _fit("    " + line if line else "")]
+        lines += ([""] if j else []) + _arguments_note(name, getattr(cls, name), said_before) + shown
     return RuleSource("\n".join(lines))
