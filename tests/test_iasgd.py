@@ -1,4 +1,5 @@
-"""IS-ASGD with stochastic local gradients (chapter 7): Lemma 1's constant, Theorem 8's rate, saturation in tau.
+"""IS-ASGD with stochastic local gradients (chapter 7): the constant of the book's lem-rho-batch,
+Theorem 8's rate, saturation in tau.
 
 The paper's Algorithm 7 lets worker i send blocks of a b-minibatch gradient of its own rows.  Checked here:
 the strong growth inequality of Lemma 1 by Monte Carlo (tolerances from the estimator's standard error), the
@@ -51,7 +52,7 @@ def test_rho_without_batch_is_the_full_gradient_constant(P):
         assert theory.rho(P, M, tau, batch=None) == theory.rho(P, M, tau)
     assert theory.rho(P, M, M) == 1.0
     assert theory.minibatch_growth(P, None) == (0.0, 0.0)
-    # b = l_i: every row, no variance; rho-bar = 0 and Lemma 1's constant is the full gradients'
+    # b = l_i: every row, no variance; rho-bar = 0 and lem-rho-batch's constant is the full gradients'
     assert np.all(P.minibatch_growth(100) == 0.0)
     assert theory.rho(P, M, 2, batch=100) == pytest.approx(theory.rho(P, M, 2), rel=1e-14)
 
@@ -109,7 +110,7 @@ def test_lemma_1_strong_growth_by_monte_carlo(P, tau, batch):
 
     The Monte-Carlo mean of 1500 draws agrees with the exact second moment within 4 standard errors
     (a false alarm has probability about 6e-5 per point), and the exact moment never exceeds
-    rho ||grad f||^2 with Lemma 1's rho.
+    rho ||grad f||^2 with lem-rho-batch's rho.
     """
     rng = np.random.default_rng(11)
     r_exact, e_top = theory.strong_growth_exact(P, M, tau, batch=batch, with_direction=True)
@@ -138,7 +139,7 @@ def test_saturation_thresholds(P):
 
 # ---------------------------------------------------------------- runs
 def test_converges_at_the_theory_parameters_with_minibatches(P):
-    """Theorem 8 with Lemma 1's rho: after the predicted iterations E||w - x*||^2 <= eps ||x0 - x*||^2.
+    """Theorem 8 with lem-rho-batch's rho: after the predicted iterations E||w - x*||^2 <= eps ||x0 - x*||^2.
 
     Measured: the mean over 4 seeds; the bound holds in expectation, and the runs get there in about half
     the predicted count (f - f* >= mu/2 ||w - x*||^2 loses a factor of about 2 on a quadratic), so the mean

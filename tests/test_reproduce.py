@@ -86,6 +86,26 @@ def test_real_data_writes_constants(quick):
         assert r["rho0"] == "inf"  # logistic regression does not interpolate
 
 
+def test_real_data_runs_on_the_papers_a1a(quick):
+    """Experiments 1 and 4 run on the paper's bundled a1a (d = m = 123): the methods with shifts are checked
+    on their ratios, those without on their floor against the theorem's bound, and at n = 100 IBCD's count is
+    checked only for its direction, because the theorem's radius lies above the accuracy there."""
+    out, _ = quick
+    rows = read_csv(out / "real_data.csv")
+    assert {r["problem"] for r in rows} == {"a1a, iid", "a1a, sorted"}
+    assert {int(r["m"]) for r in rows} == {123} and {int(r["tau"]) for r in rows} == {12}
+    for r in rows:
+        if r["method"] in ("isega", "is-saga"):
+            assert r["check"] == "within" and r["prediction"] == "bound ratio"
+        else:
+            assert r["method"] in ("ibcd", "is-sgd") and r["check"] == "below"
+            bound, radius = float(r["predicted_ratio"]), float(r["radius"])
+            assert radius < bound <= radius + 0.01     # (1 - gamma mu)^(T/2) <= 1/100
+    nn = [r for r in read_csv(out / "ninety_nine.csv") if r["problem"] == "a1a"]
+    assert [(r["tau"], r["m"], r["check"], r["prediction"]) for r in nn] == [("1", "123", "above", "L ratio")]
+    assert float(nn[0]["radius"]) > float(nn[0]["eps"])
+
+
 def test_decreasing_step_rows(quick):
     """Experiment 7 (IS-SGD, steps 1/(a + c t)): the bound is the theory's, the rate's tolerance is three
     standard errors, and doubling n while halving tau keeps the bound's leading term 8 sigma^2/(mu T)."""

@@ -2,7 +2,7 @@
 
 What the chapters compare with :func:`blockcd.theory.predicted_iterations` and
 :func:`blockcd.theory.predicted_ratio`: :func:`iterations_to` and the sweeps built on it,
-the tuned step, the paper's grid search over rho, and where a measured ratio crosses a level.
+the tuned step, the book's grid search over rho (chapter 7), and where a measured ratio crosses a level.
 """
 
 from __future__ import annotations
@@ -137,9 +137,9 @@ def rho_grid(problem, m: int, tau: int, eps: float, rhos: Sequence[float], *, ba
     """IS-ASGD's iterations to eps for each strong growth parameter rho of a grid (the paper's Figs. 7-8).
 
     Each rho >= 1 sets the step eta = 1/(rho L) and with it the other parameters
-    (:func:`blockcd.theory.asgd_parameters`), as the paper's grid search does.  Returns an array of
-    shape (len(rhos), len(seeds)): ``inf`` where the run diverged, ``nan`` where it did not reach eps
-    within ``iters_max``.
+    (:func:`blockcd.theory.asgd_parameters`), as the book's grid search (chapter 7) does.  Returns an
+    array of shape (len(rhos), len(seeds)): ``inf`` where the run diverged, ``nan`` where it did
+    not reach eps within ``iters_max``.
     """
     rhos = [check_float("rho", r, positive=True) for r in rhos]
     if any(r < 1 for r in rhos):
@@ -211,7 +211,7 @@ def mean_iterations(problem, method: str, m: int, taus: Sequence[int], eps: floa
 
 def rho_search(problem, m: int, tau: int, eps: float, grid: Sequence[float], *, batch: int | None = None,
                seeds: Sequence[int] = (0,)) -> tuple[np.ndarray, np.ndarray, float, float]:
-    r"""The paper's grid search over IS-ASGD's strong growth parameter, beside the theory's (chapter 7).
+    r"""The book's grid search over IS-ASGD's strong growth parameter, beside the theory's (chapter 7).
 
     Runs IS-ASGD with the theory's :math:`\rho(\tau)` (:func:`blockcd.theory.rho`), whose mean count over
     ``seeds`` is :math:`K_{\text{th}}`, then with every :math:`\rho` of ``grid`` below it

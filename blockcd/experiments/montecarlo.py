@@ -47,7 +47,8 @@ def variance_mc(G, m: int, tau: int, *, sampling: str = "independent", trials: i
 
 def growth_mc(problem, x, m: int, tau: int, *, batch: int | None = None, draws: int = 2000,
               seed: int = 0) -> tuple[float, float]:
-    r"""Monte-Carlo estimate of IS-ASGD's E||q(x)||^2 and its standard error (chapter 7, Lemma 1).
+    r"""Monte-Carlo estimate of IS-ASGD's E||q(x)||^2 and its standard error
+    (chapter 7, the book's lem-rho-batch).
 
     q(x) = (m/(tau n)) sum_i P_{S_i} g_i(x) is the master's estimate, drawn ``draws`` times by the
     rule of :mod:`blockcd.rules` itself, with the block choices and minibatches of

@@ -9,7 +9,7 @@ a figure with :mod:`blockcd.plotting`, and returns a :class:`Result`:
 ``ninety_nine``            n = 100 workers, tau = m/n: the 99% figure
 ``iterations_vs_tau``      K(tau)/K(m) for every method and n, knee marked
 ``independent_vs_shared``  the n-fold difference between the two samplings
-``real_data``              breast cancer and digits, iid and sorted splits
+``real_data``              the paper's a1a, iid and sorted splits
 ``where_it_breaks``        large r, kappa below n, tuned instead of theory steps
 ``paper_methods``          IBGD, distributed and shared-data ISAGA, ISEGA with R
 ``decreasing_step``        IS-SGD's steps 1/(a + c t): below the bound, rate 1/t

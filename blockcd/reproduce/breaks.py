@@ -139,8 +139,17 @@ def where_it_breaks(config="quick", *, seed: int = 0, progress=None, tolerance: 
     R.settle()
     R.close()
 
-    fig, axes = _fig(2, 2, size=(10.5, 7.6))
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    fig, axes = _fig(2, 2, size=(10.5, 10.2))
+
+    def legend_below(ax, **kw):
+        """The panel's legend under its x axis, off the data, at a readable size."""
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.17), ncol=2, fontsize=10, frameon=False, **kw)
+
     ax = axes[0, 0]
+    ax.set_title("(a) large $r$: IBCD", fontsize=11)
     st = plotting.style("ibcd")
     rs = np.array([q[0] for q in a_pts])
     for j, lab in ((1, "theory step"), (2, "best step")):
@@ -148,15 +157,16 @@ def where_it_breaks(config="quick", *, seed: int = 0, progress=None, tolerance: 
         lo = np.array([q[j]["measured_min"] for q in a_pts])
         hi = np.array([q[j]["measured_max"] for q in a_pts])
         ax.errorbar(rs, y, yerr=[y - lo, hi - y], ls="none", capsize=3, marker=st["marker"], color=st["color"],
-                    mfc=st["color"] if j == 1 else "white", label=f"IBCD, {lab}")
+                    mfc=st["color"] if j == 1 else "white", ms=8, label=f"IBCD, {lab}")
     order = np.argsort(rs)
     ax.plot(rs[order], np.array([q[1]["predicted_ratio"] for q in a_pts])[order], "k--", lw=1.5,
-            label=r"$1 + (m/\tau - 1)\, r/n$")
+            label=r"$m/n$ rule $1 + (m/\tau - 1)\, r/n$")
     ax.set_xlabel(r"$r = L_{\max} / L$")
     ax.set_ylabel(r"$K(m/n) / K(m)$")
-    ax.legend(fontsize=8)
+    legend_below(ax)
 
     ax = axes[0, 1]
+    ax.set_title(r"(b) $\kappa$ below $n$: ISEGA, ratios", fontsize=11)
     st = plotting.style("isega")
     b_rows = sorted((r for r in rows if r["part"] == "kappa below n" and r["step"] == "theory"),
                     key=lambda r: r["tau"])
@@ -165,57 +175,61 @@ def where_it_breaks(config="quick", *, seed: int = 0, progress=None, tolerance: 
     lo = np.array([r["measured_min"] for r in b_rows])
     hi = np.array([r["measured_max"] for r in b_rows])
     ax.errorbar(ts, y, yerr=[y - lo, hi - y], ls="none", capsize=3, marker=st["marker"], color=st["color"],
-                label="ISEGA, theory step")
+                ms=8, label="ISEGA, theory step")
     tuned_b = next(r for r in rows if r["part"] == "kappa below n" and r["step"] == "tuned")
     ax.plot([tau_b], [tuned_b["measured_ratio"]], ls="none", marker=st["marker"], mfc="white", color=st["color"],
-            ms=11, label=f"ISEGA, best step (x{tuned_b['scale_tau']:g} at m/n)")
+            ms=12, label=f"ISEGA, best step (x{tuned_b['scale_tau']:g} at m/n)")
     dense = np.unique(np.round(np.geomspace(1, m_b, 50)).astype(int))
-    ax.plot(dense, [theory.predicted_ratio(p_b, "isega", m_b, t) for t in dense], color=st["color"], ls="--",
+    ax.plot(dense, [theory.predicted_ratio(p_b, "isega", m_b, t) for t in dense], color="k", ls="--",
             lw=1.5, label=r"step term only, $\mathcal{L}(\tau)/\mathcal{L}(m)$")
-    ax.plot(dense, [_predicted(p_b, "isega", m_b, t, eps)[0] for t in dense], color="0.3", ls=":", lw=2,
+    ax.plot(dense, [_predicted(p_b, "isega", m_b, t, eps)[0] for t in dense], color="#d62728", ls=":", lw=2,
             label="bound with memory term")
     ax.axvline(m_b / n_b, color="0.5", ls=":", lw=1)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel(r"$\tau$")
+    ax.set_xlabel(r"$\tau$ (dotted vertical: $m/n$)")
     ax.set_ylabel(r"$K(\tau) / K(m)$")
     ax.text(0.97, 0.97, rf"$\kappa$ = {p_b.kappa:.2g}, n = {n_b}", transform=ax.transAxes, ha="right", va="top")
-    ax.legend(fontsize=8, loc="lower left")
+    legend_below(ax)
 
     # the same runs as counts, with the two terms of ISEGA's bound
-    ax = axes[1, 1]
-    st = plotting.style("isega")
+    ax = axes[1, 0]
+    ax.set_title(r"(c) $\kappa$ below $n$: ISEGA, counts", fontsize=11)
     ts = np.array(sorted(K_b))
     y = np.array([np.mean(K_b[t]) for t in ts])
     lo = np.array([np.min(K_b[t]) for t in ts])
     hi = np.array([np.max(K_b[t]) for t in ts])
     ax.errorbar(ts, y, yerr=[y - lo, hi - y], ls="none", capsize=3, marker=st["marker"], color=st["color"],
-                label="ISEGA, theory step")
+                ms=8, label="ISEGA, theory step")
     ax.plot(dense, [math.log(1 / eps) / (theory.step_size(p_b, "isega", m_b, t) * p_b.mu) for t in dense],
-            color=st["color"], ls="--", lw=1.5, label=r"step term $\log(1/\epsilon)/(\gamma\mu)$")
-    ax.plot(dense, [math.log(1 / eps) * 2 * m_b / t for t in dense], color="0.3", ls=":", lw=2,
+            color="k", ls="--", lw=1.5, label=r"step term $\log(1/\epsilon)/(\gamma\mu)$")
+    ax.plot(dense, [math.log(1 / eps) * 2 * m_b / t for t in dense], color="#d62728", ls=":", lw=2,
             label=r"memory term $\log(1/\epsilon)\,2m/\tau$")
     ax.axvline(m_b / n_b, color="0.5", ls=":", lw=1)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel(r"$\tau$")
+    ax.set_xlabel(r"$\tau$ (dotted vertical: $m/n$)")
     ax.set_ylabel(r"iterations $K(\tau)$")
     ax.text(0.97, 0.97, rf"$\kappa$ = {p_b.kappa:.2g}, n = {n_b}", transform=ax.transAxes, ha="right", va="top")
-    ax.legend(fontsize=8, loc="lower left")
+    legend_below(ax)
 
-    ax = axes[1, 0]
+    ax = axes[1, 1]
+    ax.set_title("(d) tuned steps, alike workers", fontsize=11)
+    handles = []
     for j, (method, r) in enumerate(c_pts):
         st = plotting.style(method)
-        ax.bar(j - 0.2, r["theory_step_ratio"], width=0.38, color=st["color"], alpha=0.45)
+        label = st["label"]
+        ax.bar(j - 0.2, r["theory_step_ratio"], width=0.38, color=st["color"], alpha=0.4, hatch="//",
+               edgecolor=st["color"])
         ax.bar(j + 0.2, r["measured_ratio"], width=0.38, color=st["color"])
         ax.plot([j - 0.42, j + 0.42], [r["predicted_ratio"]] * 2, color="k", lw=2)
+        handles += [Patch(facecolor=st["color"], alpha=0.4, hatch="//", edgecolor=st["color"],
+                          label=f"{label}, theory step"),
+                    Patch(color=st["color"], label=f"{label}, best step")]
+    handles.append(Line2D([], [], color="k", lw=2, label="prediction"))
     ax.set_xticks(range(len(c_pts)), [plotting.style(mm)["label"] for mm, _ in c_pts])
     ax.grid(axis="x", visible=False)
-    from matplotlib.lines import Line2D
-    from matplotlib.patches import Patch
-
-    ax.legend(handles=[Patch(color="0.5", alpha=0.45, label="theory step"), Patch(color="0.5", label="best step"),
-                       Line2D([], [], color="k", lw=2, label="theory")], fontsize=8)
     ax.set_ylabel(r"$K(m/n) / K(m)$")
-    fig.tight_layout()
+    legend_below(ax, handles=handles)
+    fig.tight_layout(h_pad=2.0)
     return Result("where_it_breaks", rows, fig)

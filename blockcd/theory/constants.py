@@ -187,7 +187,8 @@ def expected_smoothness(problem, method: str, m: int, tau: int, *, batch: int | 
     With ``sampling='shared'`` (one block choice for all workers) the key lemma
     gives variance omega ||gbar||^2 instead of (omega/n) mean ||g_i||^2, so
     ibcd: (m/tau) L;  is-sgd: (m/tau)(L + L_loc/n);  is-asgd: rho = m/tau, with ``batch``
-    (m/tau)(1 + rho-bar rho0/n) (E||C(gbar)||^2 = (m/tau) E||gbar||^2, then Lemma 1's bounds);
+    (m/tau)(1 + rho-bar rho0/n) (E||C(gbar)||^2 = (m/tau) E||gbar||^2, then
+    the bounds of the book's lem-rho-batch, chapter 7);
     isega and is-saga: the independent constants with omega/n replaced by
     omega (the same proofs with the shared bound; conservative).
     """

@@ -236,7 +236,7 @@ def iteration_factor(m: int, tau: int, n: int, r: float) -> float:
 def asgd_saturation(problem, m: int, *, batch: int | None = None, excess: float = 0.1) -> float:
     r"""The tau past which more blocks bring IS-ASGD little: K(tau)/K(m) = 1 + ``excess`` (chapter 7).
 
-    With K(tau) proportional to rho(tau) (:func:`rho`, Lemma 1; Theorem 8's rate),
+    With K(tau) proportional to rho(tau) (:func:`rho`, the book's lem-rho-batch; Theorem 8's rate),
     :math:`\rho(\tau) - \rho(m) = \frac{\rho_0(1 + \bar\rho)}{n}\big(\frac{m}{\tau} - 1\big)`, so
     :math:`\frac{K(\tau)}{K(m)} = 1 + a\big(\frac{m}{\tau} - 1\big)` with
     :math:`a = \frac{\rho_0(1 + \bar\rho)}{n\,\rho(m)}`, and the threshold is
