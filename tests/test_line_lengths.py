@@ -19,8 +19,6 @@ NOTEBOOKS = sorted(BOOK.glob("*.ipynb"))
 
 #: chapters whose own fixes are pending elsewhere: (chapter, test) -> why it still fails
 PENDING = {
-    ("08_experiments", "code"): "chapter 8's code cells are reformatted separately",
-    ("08_experiments", "printed"): "chapter 8's printed lines are reformatted separately",
     ("13_paper_figures", "code"): "chapter 13's code cells are reformatted separately",
 }
 
