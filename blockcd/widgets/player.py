@@ -3,7 +3,8 @@
 The book's HTML has no kernel, so each explorer also shows a pre-rendered sweep of
 at most :data:`MAX_FRAMES` frames, written with matplotlib's ``HTMLWriter`` as
 ``Animation.to_jshtml`` does (:func:`jshtml`), wrapped in :data:`SWEEP_START` ...
-:data:`SWEEP_END`, at most :data:`SWEEP_PX` pixels wide.  The explorer calls it from
+:data:`SWEEP_END`, at most :data:`SWEEP_PX` pixels wide, playing on load (:data:`AUTOPLAY`)
+with a line under it saying what to watch (:func:`watch_line`).  The explorer calls it from
 :meth:`blockcd.widgets.base.Explorer.animation`.  Read next: :mod:`blockcd.widgets.base`.
 """
 
