@@ -306,11 +306,20 @@ def test_animation_moves_without_a_kernel(site, browser):
     if anim.count() == 0:
         pytest.fail(f"{docs[0]} has no kernel-free animation")
     img = anim.locator("img").first
+    # it plays by itself on load (chapter 1 says so): the frame changes with nobody touching it
+    first = img.get_attribute("src")
+    page.wait_for_timeout(2500)  # the players show 1.5 frames a second
+    playing = img.get_attribute("src")
+    # paused, the slider moves it to the frame chosen (one other than the one shown)
+    anim.locator("button[title='Pause']").first.click()
+    slider = anim.locator("input.anim-slider").first
+    target = "2" if slider.input_value() == "1" else "1"
     before = img.get_attribute("src")
-    anim.locator("input.anim-slider").first.fill("1")
-    anim.locator("input.anim-slider").first.dispatch_event("input")
+    slider.fill(target)
+    slider.dispatch_event("input")
     after = img.get_attribute("src")
     page.context.close()
+    assert first != playing, "the kernel-free figure does not play by itself on load"
     assert before != after, "moving the slider of the static figure did not change the frame"
 
 

@@ -19,7 +19,7 @@ matplotlib.use("Agg")
 from conftest import assert_mc
 
 import blockcd
-from blockcd import network, problems, theory, widgets
+from blockcd import network, plotting, problems, theory, widgets
 from blockcd.methods import BYTES_PER_NUMBER
 
 
@@ -283,8 +283,9 @@ def test_blitted_frame_equals_a_full_redraw():
     ex.controls["tau"].value = 5  # same axes: drawn over the cached background
     blitted = np.asarray(Image.open(BytesIO(ex.image.value)))
     assert ex._key == key
-    ex._background = None  # force a full draw of the same state
-    full = np.asarray(Image.open(BytesIO(ex._render())))
+    ex._background = None  # force a full draw of the same state, under the settings redraws use
+    with matplotlib.rc_context(plotting.RC_PARAMS):
+        full = np.asarray(Image.open(BytesIO(ex._render())))
     np.testing.assert_array_equal(blitted, full)
 
 

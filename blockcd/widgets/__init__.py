@@ -3,9 +3,10 @@
 A chapter shows an explorer with one code cell, ``blockcd.widgets.show("convergence")``,
 which displays three things:
 
-1. a figure that moves without a kernel: a short pre-rendered sweep (over tau or
-   n) written with matplotlib's ``to_jshtml``, so the static HTML of the book
-   still shows how the picture changes;
+1. a figure that moves without a kernel: a short pre-rendered sweep (over tau, n
+   or the bandwidth) written with matplotlib's ``to_jshtml``, so the static HTML
+   of the book still shows how the picture changes; it plays on load, its axes
+   stay the same in every frame, and a line under it says what to watch;
 2. a one-line note on opening the chapter live (the sweep's style sheet hides
    both in JupyterLab, where the live explorer is what moves);
 3. the live explorer: ipywidgets controls above a figure that is redrawn, in

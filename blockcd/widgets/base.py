@@ -20,7 +20,7 @@ import matplotlib as mpl
 
 from .. import plotting
 from ..drawing import Interrupted, interrupt_when
-from .canvas import artists, encode, figure, layout_key
+from .canvas import artists, axis_limits, encode, figure, layout_key, set_limits, union_limits
 from .controls import STEPPED, Panel, grid, int_slider, message, stepped
 from .player import MAX_FRAMES, jshtml, sweep_size
 from .threads import RENDER, in_kernel, one_blas_thread, prompt_switching
@@ -359,28 +359,49 @@ class Explorer:
         return encode(canvas)
 
     def animation(self) -> str:
-        """HTML of the kernel-free sweep (at most 12 frames, SWEEP_PX pixels wide)."""
+        """HTML of the kernel-free sweep (at most 12 frames, SWEEP_PX pixels wide).
+
+        Every frame is drawn once first, to learn the axis limits each one sets; the sweep then
+        draws every frame with the limits that hold them all (:func:`union_limits`), so that its
+        axes, tick labels and margins are the same in every frame and only the data move.  It plays
+        on load, with the explorer's :meth:`watch` line under it.
+        """
         frames = self._frames()[:MAX_FRAMES]
         fig = figure(*sweep_size(self.figsize), self.adjust)
         with mpl.rc_context(plotting.RC_PARAMS):
             art = self._setup(fig)
         keep = self.last
 
-        def update(i):
+        def draw(i):
             with mpl.rc_context(plotting.RC_PARAMS):
                 self._update(art, frames[i])
-            return []
 
         try:
+            limits = []
+            for i in range(len(frames)):
+                draw(i)
+                limits.append(axis_limits(fig))
+            fixed = union_limits(limits)
+
+            def update(i):
+                draw(i)
+                set_limits(fig, fixed)
+                return []
+
             # the live figure's margins are for its own size; text relatively larger needs its own:
-            # fitted once to the first frame (with room for the settings line at the top), then kept
+            # fitted once, on the fixed axes (with room for the settings line at the top), then kept
             update(0)
             with mpl.rc_context(plotting.RC_PARAMS):
                 fig.tight_layout(pad=0.5, w_pad=1.5, rect=(0, 0, 1, 0.94))
-            html = jshtml(fig, update, len(frames), self.name)
+            html = jshtml(fig, update, len(frames), self.name, watch=self.watch(frames))
         finally:
             self.last = keep
         return html
+
+    def watch(self, frames: list[dict]) -> str:
+        """One sentence under the sweep: which control its ``frames`` move and what to watch."""
+        moved = [k for k in frames[0] if len({repr(f[k]) for f in frames}) > 1]
+        return f"the frames move {', '.join(moved) or 'nothing'}; the rest of the settings stay fixed."
 
     def _repr_mimebundle_(self, **kw):
         data = self.widget._repr_mimebundle_(**kw)

@@ -71,6 +71,31 @@ def layout_key(fig: Figure) -> tuple:
     return tuple(key)
 
 
+#: keywords of a legend in one or two rows just above its axes, off the data (``ax.legend(**ABOVE)``)
+ABOVE = {"loc": "lower left", "bbox_to_anchor": (0.0, 1.01), "borderaxespad": 0.0, "fontsize": 8,
+         "frameon": False, "handlelength": 1.8, "columnspacing": 1.0, "handletextpad": 0.5}
+
+
+def axis_limits(fig: Figure) -> list[tuple[tuple[float, float], tuple[float, float]]]:
+    """(x limits, y limits) of each of the figure's axes, in order."""
+    return [(tuple(ax.get_xlim()), tuple(ax.get_ylim())) for ax in fig.axes]
+
+
+def union_limits(frames: list) -> list:
+    """The limits that hold every frame's: for each axis, the lowest low and the highest high of
+    :func:`axis_limits` over ``frames`` (a list of its results), so that an axis drawn with them is
+    the same in every frame of a sweep and what changes between frames is the data."""
+    def hull(spans):
+        return (min(lo for lo, _ in spans), max(hi for _, hi in spans))
+
+    return [(hull([f[a][0] for f in frames]), hull([f[a][1] for f in frames])) for a in range(len(frames[0]))]
+
+
+def set_limits(fig: Figure, limits: list) -> None:
+    """Set each axis of ``fig`` to the (x limits, y limits) of ``limits`` (as :func:`union_limits` gives)."""
+    for ax, (x, y) in zip(fig.axes, limits):
+        ax.set_xlim(*x)
+        ax.set_ylim(*y)
 
 
 def no_minor_ticks(*axes) -> None:

@@ -31,7 +31,7 @@ from .cache import (
     problem_d,
     theorem_bound,
 )
-from .canvas import decades, nice_ceil, no_minor_ticks
+from .canvas import ABOVE, decades, nice_ceil, no_minor_ticks
 from .controls import fmt_int, int_slider, log_taus, message, style_box
 from .player import MAX_FRAMES
 
@@ -42,8 +42,10 @@ class ConvergenceExplorer(Explorer):
     name = "convergence"
     figsize = (9.5, 3.5)
     # the right margin leaves room for half of the last tick label of the numbers sent ("10000")
-    adjust: ClassVar[dict] = {"left": 0.085, "right": 0.96, "bottom": 0.15, "top": 0.9, "wspace": 0.3}
+    adjust: ClassVar[dict] = {"left": 0.085, "right": 0.96, "bottom": 0.15, "top": 0.84, "wspace": 0.3}
     show_problem = False
+    #: the legend's columns above the left panel (the playground's panels are narrower)
+    legend_cols = 3
 
     def __init__(self, *, method="ibcd", problem="ridge", n=10, d=40, m=None, tau=None, step_scale=1.0,
                  split="contiguous", seed=0, iters=800, eps=1e-6):
@@ -133,7 +135,7 @@ class ConvergenceExplorer(Explorer):
         art["text"] = ax1.text(0.5, 0.5, "", transform=ax1.transAxes, ha="center", va="center",
                                color="#a30000", fontsize=10, wrap=True)
         art["label"] = fig.text(0.99, 0.99, "", ha="right", va="top", fontsize=9, color="0.3")
-        ax1.legend(handles=[art["run_it"], art["dense_it"], art["bound"]], loc="lower left", fontsize=8)
+        ax1.legend(handles=[art["run_it"], art["dense_it"], art["bound"]], ncol=self.legend_cols, **ABOVE)
         no_minor_ticks(ax1, ax2)
         return art
 
@@ -213,7 +215,7 @@ class ConvergenceExplorer(Explorer):
             art["bound"].set_data(kb, start * q**kb + floor)
         else:
             art["bound"].set_data([], [])
-        self._legend(ax1, [art["run_it"], art["dense_it"], art["bound"]], loc="lower left", fontsize=8)
+        self._legend(ax1, [art["run_it"], art["dense_it"], art["bound"]], ncol=self.legend_cols, **ABOVE)
         self.last = {"iterations": k, "dist2": y, "sent": sent, "history": h, "dense": dense,
                      "bound": r["bound"]}
         p = r["problem"]
@@ -251,6 +253,15 @@ class ConvergenceExplorer(Explorer):
         return [dict(base, tau=t) for t in log_taus(m, MAX_FRAMES)]
 
 
+    def watch(self, frames):
+        taus = [f["tau"] for f in frames]
+        f = frames[0]
+        return (f"τ runs from {taus[0]} to {taus[-1]} = m (n = {f['n']}, step {f['step_scale']:g} × the "
+                "theory's): on the left, in iterations, the curve at the chosen τ closes in on the dense "
+                "one as τ grows; on the right, in numbers sent per worker, see which reaches the bottom "
+                "first.")
+
+
 def method_name(params) -> str:
     return canonical(params["method"])
 
@@ -260,8 +271,9 @@ class Playground(ConvergenceExplorer):
 
     name = "playground"
     figsize = (12.0, 3.6)
-    adjust: ClassVar[dict] = {"left": 0.07, "right": 0.98, "bottom": 0.15, "top": 0.9, "wspace": 0.3}
+    adjust: ClassVar[dict] = {"left": 0.07, "right": 0.98, "bottom": 0.15, "top": 0.8, "wspace": 0.3}
     show_problem = True
+    legend_cols = 2
 
     def __init__(self, **kw):
         self._prewarm = _prewarm_sklearn()
@@ -284,7 +296,7 @@ class Playground(ConvergenceExplorer):
         art["mark"] = ax3.axvline(1, color="0.5", ls=":", lw=1.5, label=r"$\tau = m/n$")
         ax3.set_xlabel(r"blocks sent, $\tau$")
         ax3.set_ylabel("iterations to accuracy")
-        ax3.legend(fontsize=8, loc="upper right")
+        ax3.legend(ncol=2, markerscale=0.6, **dict(ABOVE, loc="lower right", bbox_to_anchor=(1.0, 1.01)))
         no_minor_ticks(ax3)
         art["ax3"] = ax3
         return art

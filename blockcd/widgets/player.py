@@ -3,12 +3,14 @@
 The book's HTML has no kernel, so each explorer also shows a pre-rendered sweep of
 at most :data:`MAX_FRAMES` frames, written with matplotlib's ``HTMLWriter`` as
 ``Animation.to_jshtml`` does (:func:`jshtml`), wrapped in :data:`SWEEP_START` ...
-:data:`SWEEP_END`, at most :data:`SWEEP_PX` pixels wide.  The explorer calls it from
+:data:`SWEEP_END`, at most :data:`SWEEP_PX` pixels wide, playing on load (:data:`AUTOPLAY`)
+with a line under it saying what to watch (:func:`watch_line`).  The explorer calls it from
 :meth:`blockcd.widgets.base.Explorer.animation`.  Read next: :mod:`blockcd.widgets.base`.
 """
 
 from __future__ import annotations
 
+import html as html_lib
 import itertools
 import os
 import re
@@ -46,15 +48,33 @@ LIVE_HIDES = ("<style>.jp-OutputArea-output .blockcd-sweep, .jp-OutputArea-outpu
                "{display: none}</style>")
 
 
-def jshtml(fig: Figure, update, n_frames: int, name: str, fps: float = 1.5) -> str:
+#: appended to the player's start-up script: it plays as soon as the page has loaded, unless the
+#: reader's system asks for reduced motion (then it waits for the play button)
+AUTOPLAY = ("\n        if (!(window.matchMedia && "
+            "window.matchMedia('(prefers-reduced-motion: reduce)').matches)) {{ {anim}.play_animation(); }}")
+
+
+def watch_line(text: str) -> str:
+    """The line under a player saying what to watch (HTML; ``text`` is escaped)."""
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("watch must be a non-empty sentence saying what the sweep shows")
+    return (f'<p class="blockcd-watch" style="font-size:90%;margin:0.2em 0 0.4em 0"><b>What to watch:</b> '
+            f"{html_lib.escape(text.strip())}</p>")
+
+
+def jshtml(fig: Figure, update, n_frames: int, name: str, fps: float = 1.5, *, watch: str | None = None,
+           autoplay: bool = True) -> str:
     """A kernel-free animation of ``n_frames`` calls of ``update(i)``, as HTML.
 
     Written with matplotlib's ``HTMLWriter``, as ``Animation.to_jshtml`` does, but
     drawing each frame once.  The player's random element ids are replaced by
     ``blockcd_<name>_<k>`` (k counts sweeps in this process), its icons by plain
     characters (no stylesheet to fetch), and the whole is wrapped in
-    :data:`SWEEP_START` ... :data:`SWEEP_END`.
+    :data:`SWEEP_START` ... :data:`SWEEP_END`.  With ``autoplay`` (the default) it
+    starts playing, in a loop, once the page has loaded (:data:`AUTOPLAY`); ``watch``,
+    one sentence, is shown under it (:func:`watch_line`).
     """
+    line = "" if watch is None else watch_line(watch)
     writer = HTMLWriter(fps=fps, embed_frames=True, default_mode="loop")
     with tempfile.TemporaryDirectory() as tmp, mpl.rc_context({"animation.embed_limit": 8.0}):
         path = os.path.join(tmp, "sweep.html")
@@ -65,12 +85,18 @@ def jshtml(fig: Figure, update, n_frames: int, name: str, fps: float = 1.5) -> s
         with open(path, encoding="utf-8") as fh:
             html = fh.read()
     uid = re.search(r"_anim_img([0-9a-f]+)", html).group(1)
-    html = html.replace(uid, f"blockcd_{re.sub(r'[^a-z]', '', name)}_{next(ANIM_IDS)}")
+    new = f"blockcd_{re.sub(r'[^a-z]', '', name)}_{next(ANIM_IDS)}"
+    html = html.replace(uid, new)
+    if autoplay:
+        start = re.compile(rf"(anim{new} = new Animation\([^)]*\);)")
+        if not start.search(html):  # pragma: no cover - a matplotlib whose player script differs
+            raise RuntimeError("matplotlib's HTMLWriter script changed: cannot start the player on load")
+        html = start.sub(lambda mo: mo.group(1) + AUTOPLAY.format(anim=f"anim{new}"), html, count=1)
     html = re.sub(r'<link rel="stylesheet"\s+href="[^"]*font-awesome[^"]*">', "", html)
     html = re.sub(r'<i class="([^"]*)"></i>', lambda mo: ICONS.get(mo.group(1), ""), html)
     # at the column's width, never wider than drawn (the player's box shrinks to its contents)
     html = re.sub(r'<img id="', f'<img style="width:{SWEEP_PX}px;max-width:100%;height:auto" id="', html, count=1)
-    return f"{SWEEP_START}\n{LIVE_HIDES}\n<div class=\"blockcd-sweep\">{html}</div>\n{SWEEP_END}"
+    return f"{SWEEP_START}\n{LIVE_HIDES}\n<div class=\"blockcd-sweep\">{html}{line}</div>\n{SWEEP_END}"
 
 
 def sweep_size(figsize) -> tuple[tuple[float, float], float]:

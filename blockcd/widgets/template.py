@@ -16,7 +16,7 @@ from .._validate import check_choice, check_int, check_seed
 from ..methods import BYTES_PER_NUMBER
 from .base import BlocksExplorer
 from .cache import PROBLEMS, cached_problem, cached_run
-from .canvas import nice_ceil
+from .canvas import ABOVE, nice_ceil
 from .controls import fmt_int
 
 
@@ -25,7 +25,7 @@ class TemplateExplorer(BlocksExplorer):
 
     name = "template"
     figsize = (9.0, 3.3)
-    adjust: ClassVar[dict] = {"left": 0.1, "right": 0.98, "bottom": 0.15, "top": 0.9, "wspace": 0.35}
+    adjust: ClassVar[dict] = {"left": 0.1, "right": 0.98, "bottom": 0.15, "top": 0.84, "wspace": 0.35}
 
     def __init__(self, *, n=10, m=40, tau=None, d=40, iters=600, problem="interpolating", seed=0):
         self._d = check_int("d", d, 2, 200)
@@ -81,7 +81,7 @@ class TemplateExplorer(BlocksExplorer):
         art["sparse"].set_markevery(max(1, self._iters // 8))
         art["dense"].set_markevery(max(1, self._iters // 8))
         ax2.set_xlim(0, self._iters)
-        self._legend(ax2, loc="lower left", fontsize=8)
+        self._legend(ax2, ncol=2, **ABOVE)
         self._label(art, f"n = {n}, m = {m}, τ = {tau}, d = {d}")
         self.last = {"history": h, "dense": hd, "received": recv}
         eps = 1e-6
@@ -94,6 +94,14 @@ class TemplateExplorer(BlocksExplorer):
         m = self.controls["m"].value
         ns = [1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 32]
         return [{"n": k, "m": m, "tau": max(1, m // k)} for k in ns]
+
+
+    def watch(self, frames):
+        m = frames[0]["m"]
+        ns = [f["n"] for f in frames]
+        return (f"n runs from {ns[0]} to {ns[-1]} workers with τ = m/n (m = {m}): the dense bar, n d numbers "
+                f"a round, grows with n while the sparsified one stays near d = {self._d}, and the sparsified "
+                "curve falls behind the dense one by about 1 + (1 − 1/n) r.")
 
 
 def template_explorer(n: int = 10, m: int = 40, tau: int | None = None, *, d: int = 40, iters: int = 600,

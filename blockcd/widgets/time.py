@@ -7,13 +7,15 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import ipywidgets as W
 import numpy as np
 
 from .. import network, plotting
 from .._validate import check_choice, check_float, check_int
 from .base import Explorer
-from .canvas import decades, no_minor_ticks
+from .canvas import ABOVE, decades, no_minor_ticks
 from .controls import int_slider, style_box
 
 
@@ -22,6 +24,7 @@ class TimeExplorer(Explorer):
 
     name = "time"
     figsize = (10.0, 3.5)
+    adjust: ClassVar[dict] = {"left": 0.08, "right": 0.98, "bottom": 0.15, "top": 0.8, "wspace": 0.3}
 
     def __init__(self, *, link="10 Gbit/s cloud network, 100 us", model="ResNet-50, 2.6 x 10^7", n=16,
                  m=1024, tau=None, kappa=100.0, r=2.0, eps=1e-6,
@@ -90,8 +93,7 @@ class TimeExplorer(Explorer):
         ax1.set_xlabel(r"blocks sent per worker, $\tau$ (of $m$)")
         ax1.set_ylabel("time to accuracy (s)")
         # the star and the circle are drawn large on the curve; in the legend at the text's size
-        ax1.legend(fontsize=8, loc="upper center", markerscale=0.5, handlelength=2.2, handletextpad=0.6,
-                   labelspacing=0.5)
+        ax1.legend(ncol=3, markerscale=0.5, **ABOVE)
         gd = plotting.style("gd")
         art["n_dense_ps"], = ax2.loglog([], [], color=gd["color"], label="dense, parameter server")
         art["n_dense_ar"], = ax2.loglog([], [], color=gd["color"], ls="--", label="dense, all-reduce")
@@ -100,7 +102,7 @@ class TimeExplorer(Explorer):
         art["n_cur"] = ax2.axvline(1, color="0.5", ls=":", lw=1.5)
         ax2.set_xlabel("workers n")
         ax2.set_ylabel("time to accuracy (s)")
-        ax2.legend(fontsize=8, loc="upper left")
+        ax2.legend(ncol=2, **dict(ABOVE, loc="lower right", bbox_to_anchor=(1.0, 1.01)))
         no_minor_ticks(ax1, ax2)
         art["label"] = fig.text(0.99, 0.99, "", ha="right", va="top", fontsize=9, color="0.3")
         return art
@@ -172,6 +174,9 @@ class TimeExplorer(Explorer):
                 f"{t_star:.3g} against m/n = {m / n:.3g} (m = {m} blocks, κ = {self._kappa:g}, "
                 f"r = {r:g}).</div>")
 
+    def watch(self, frames):
+        return _watch(frames)
+
     def _frames(self):
         base = self.params()
         return [dict(base, bandwidth=b) for b in np.geomspace(1, 100, 9)]
@@ -182,6 +187,13 @@ BANDWIDTHS = tuple(sorted({1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0} | {v["bandwid
 #: the model-size slider's steps, 1, 2, 5 x 10^k from 10^5 to 10^9 and the models' presets
 SIZES = tuple(sorted({f * 10**e for e in range(5, 10) for f in (1, 2, 5) if f * 10**e <= 10**9}
                      | set(network.MODELS.values())))
+
+
+def _watch(frames) -> str:
+    bw = [f["bandwidth"] for f in frames]
+    return (f"the bandwidth runs from {bw[0]:g} to {bw[-1]:g} Gbit/s (n, d and the latency fixed): the star, "
+            "the time-optimal τ⋆, moves right and crosses the dotted line τ = m/n as a transfer gets cheap "
+            "against the fixed cost of a round.")
 
 
 def _steps(values) -> list[tuple[str, float]]:
