@@ -8,10 +8,59 @@ reference, the widgets and ``reproduce`` all look a method up here
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from . import rules
 from ._validate import check_choice
+
+
+@dataclass(frozen=True)
+class TheoryRow:
+    r"""One method's theory: the formulas :mod:`blockcd.theory` looks up by the method's name.
+
+    Every field is a function of plain arguments (the problem ``p``, blocks ``m``, ``tau``, and the
+    others named below, all validated before the call), a number, a string saying why the method
+    has no such formula, or ``None`` (not given).  Asking the theory for a field that is a string or
+    ``None`` raises a ``ValueError`` naming the method and the field, never another method's numbers.
+    The book's rows are :data:`blockcd.theory.rows.ROWS`, one function each with its formula and chapter.
+
+    Attributes
+    ----------
+    smoothness : callable (p, m, tau, batch, sampling) -> float
+        The expected smoothness :math:`\mathcal{L}(\tau)` (:func:`blockcd.theory.expected_smoothness`).
+    step_factor : float
+        The theory's step is ``step_factor / smoothness`` (:func:`blockcd.theory.step_size`): 1/2 or 1 in the book.
+    rate : callable (p, m, tau, step, batch) -> float
+        Contraction per iteration at ``step`` (:func:`blockcd.theory.rate`).
+    neighbourhood : callable (p, m, tau, step, batch) -> float
+        Radius of the ball E||x - x*||^2 reaches (:func:`blockcd.theory.neighbourhood`).
+    target : callable (p, m, tau, eps, step, batch, x0, D0) -> float
+        What rate^K must reach for E||x^K - x*||^2 <= eps D0, D0 = ||x0 - x*||^2, i.e. eps D0 over the
+        Lyapunov function's start; <= 0 when no K does (:func:`blockcd.theory.predicted_iterations`).
+    ratio : callable (p, m, tau, batch, method) -> float
+        K(tau)/K(m) from the leading term (:func:`blockcd.theory.predicted_ratio`); ``method`` is the name,
+        to look up the method's other rows (e.g. :func:`blockcd.theory.rows.smoothness_ratio`).
+    samplings : tuple of str
+        The block samplings ``smoothness`` covers.
+    step : callable (p, m, tau, batch, sampling) -> float, optional
+        A step not of the form ``step_factor / smoothness`` (coordinate descent's multiplier 1).
+    paper_step : callable (p, m, tau) -> float, optional
+        The paper's theorem's step in the book's units (:func:`blockcd.theory.paper_step`).
+    paper_iterations : callable (p, m, tau, eps, step, x0) -> float, optional
+        The paper's iteration count at ``step`` (:func:`blockcd.theory.paper_iterations`).
+    """
+
+    smoothness: Callable | str | None = None
+    step_factor: float | str | None = None
+    rate: Callable | str | None = None
+    neighbourhood: Callable | str | None = None
+    target: Callable | str | None = None
+    ratio: Callable | str | None = None
+    samplings: tuple[str, ...] = ("independent", "shared")
+    step: Callable | str | None = None
+    paper_step: Callable | str | None = None
+    paper_iterations: Callable | str | None = None
 
 
 @dataclass(frozen=True)
@@ -46,6 +95,8 @@ class Method:
     chapter : the chapter that derives it ("" while no chapter does)
     baseline : a method the paper compares against, not one of the book's (``'cd'``, coordinate descent with
         the same blocks on every worker): it has its own steps and is left out of :data:`BOOK_METHODS`
+    theory : the :class:`TheoryRow` of a method registered with one (:func:`register`); None for the book's
+        methods, whose rows are :data:`blockcd.theory.rows.ROWS`, and for a method registered without theory
     """
 
     name: str
@@ -65,6 +116,7 @@ class Method:
     nonconvex: bool = False
     chapter: str = ""
     baseline: bool = False
+    theory: TheoryRow | None = None
 
 
 _ENTRIES = (
