@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+import blockcd
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -66,3 +68,6 @@ def test_every_block_runs_and_prints_what_its_comments_say(outputs):
     assert printed[5].strip() == "True True"
     assert {"runs.png", "out", "data.npz"} <= set(files)
     assert ns["sparse"].problem["name"] == ns["p"].name
+    added = printed[8].splitlines()                                # the section "Adding a method"
+    assert added == ["984 True", "0.99513", "'ibcd-plain' has no theory row for smoothness and step_factor"]
+    assert "ibcd-unscaled" not in blockcd.registry.names() and "ibcd-plain" not in blockcd.registry.names()
