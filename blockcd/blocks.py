@@ -4,10 +4,11 @@ This module holds the partition of the d coordinates into m contiguous blocks,
 the sparsifier C(g) = (m/tau) P_S g (book chapter 3), the minibatches of a
 worker's rows and shared-data ISAGA's draw of n distinct functions, and the
 variance factor of a minibatch.  It knows nothing about losses or methods.
-Which blocks each worker sends is :mod:`blockcd.samplers` (one protocol,
-:class:`blockcd.samplers.Sampler`); the random streams behind every choice, a
-function of (seed, worker, iteration) alone, are :mod:`blockcd.streams`.  Both
-are re-exported here.
+Which blocks each worker sends is the module ``blockcd.samplers`` (one
+protocol, :class:`Sampler`, and the samplers that implement it); the random
+streams behind every choice, a function of (seed, worker, iteration) alone, are
+``blockcd.streams`` (:class:`CounterStream`).  Both are re-exported here, and
+documented under this module's name.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._validate import check_choice, check_int, check_rows
-from .samplers import (
+from .samplers import (  # noqa: F401 - re-exported (blockcd.blocks.BlockSampler, ...)
     FEW_M,
     SAMPLINGS,
     BernoulliSampler,
@@ -27,7 +28,7 @@ from .samplers import (
     first_distinct,
     nice_mask,
 )
-from .streams import (
+from .streams import (  # noqa: F401 - re-exported (blockcd.blocks.CounterStream, ...)
     PURPOSE_BERNOULLI,
     PURPOSE_BLOCKS,
     PURPOSE_DDP,
@@ -38,13 +39,6 @@ from .streams import (
     PURPOSE_SHARED_ROWS,
     CounterStream,
 )
-
-__all__ = [
-    "FEW_M", "PURPOSE_BERNOULLI", "PURPOSE_BLOCKS", "PURPOSE_DDP", "PURPOSE_FEW_BLOCKS", "PURPOSE_FEW_FALLBACK",
-    "PURPOSE_IMPORTANCE", "PURPOSE_SAMPLES", "PURPOSE_SHARED_ROWS", "SAMPLINGS", "BernoulliSampler", "BlockSampler",
-    "Blocks", "CounterStream", "ImportanceSampler", "Minibatches", "Sampler", "SharedRows", "first_distinct",
-    "minibatch_theta", "nice_mask", "partition", "sparsify",
-]
 
 
 @dataclass(frozen=True)

@@ -151,14 +151,14 @@ class _Chunks(_Ahead):
     uniforms and the process may use two cores.  ``blocks``: also each
     iteration's sent entries (``who``, ``cols``) as :class:`Sent` takes them
     (``pairs``), for equal blocks, else the (n, tau) sorted block indices
-    (:meth:`blockcd.samplers.Sampler.choices_of`); None: the masks only.
+    (:meth:`blockcd.blocks.Sampler.choices_of`); None: the masks only.
     """
 
     def __init__(self, sampler: Sampler, iters: int, blocks: Blocks | None):
         self.sampler, self.blocks = sampler, blocks
         #: equal blocks: the coordinates' width, and the workers of the sent entries (the same every iteration)
         self.width = blocks.d // blocks.m if blocks is not None and blocks.equal else None
-        self.who = None if self.width is None else np.repeat(np.arange(sampler.n), sampler.tau * self.width)
+        self.who = None  # set from the first chunk's indices (each worker sends as many blocks every time)
         per = sampler.uniforms
         threaded = per >= THREAD_UNIFORMS and _cores() > 1
         super().__init__(self._masks, iters, max(1, (THREAD_CHUNK if threaded else AHEAD_UNIFORMS) // per), threaded)
@@ -168,7 +168,11 @@ class _Chunks(_Ahead):
         if self.blocks is None:
             return masks, None
         idx = self.sampler.choices_of(masks)
-        return masks, (idx if self.width is None else block_cols(idx.reshape(count, -1), self.width))
+        if self.width is None:
+            return masks, idx
+        if self.who is None:
+            self.who = np.repeat(np.arange(self.sampler.n), idx.shape[-1] * self.width)
+        return masks, block_cols(idx.reshape(count, -1), self.width)
 
     def sent(self, k: int) -> tuple:
         """(mask, chosen, pairs) of iteration ``k`` for :class:`Sent`: the indices or the entries, or neither."""

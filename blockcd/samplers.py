@@ -4,7 +4,7 @@ Every sampler implements one protocol, :class:`Sampler`: the masks of iteration 
 (``masks``), the masks of several iterations ahead (``masks_ahead``), worker i's
 blocks of iteration k alone (``worker_blocks``), and iteration k's choice in its
 cheapest form (``draw``).  Each draws from a counter-based stream
-(:mod:`blockcd.streams`), so that any worker's choice is a function of (seed, worker,
+(``blockcd.streams``), so that any worker's choice is a function of (seed, worker,
 iteration) alone.  :meth:`blockcd.arguments.Setup.sampler` chooses a run's sampler, in
 one place: :class:`BlockSampler` (tau-nice, independent or shared),
 :class:`BernoulliSampler` (IBGD: all blocks or none) or :class:`ImportanceSampler`
@@ -99,8 +99,10 @@ class Sampler:
 
     Attributes
     ----------
-    n, m : int
-        Workers and blocks.
+    n : int
+        Workers.
+    m : int
+        Blocks.
     draws_ahead : bool
         Whether the simulator should draw several iterations at once (:meth:`masks_ahead`)
         rather than one at a time (:meth:`draw`).
