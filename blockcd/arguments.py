@@ -83,7 +83,7 @@ class Setup:
         return theory.asgd_parameters(self.problem, self.step)
 
     def sampler(self) -> Sampler:
-        """A fresh block sampler (:class:`blockcd.samplers.Sampler`): the same seed gives every engine the same
+        """A fresh block sampler (:class:`blockcd.blocks.Sampler`): the same seed gives every engine the same
         choices.  The one place where a run's sampler is chosen.
 
         For a Bernoulli method (IBGD) each worker sends all m blocks with probability tau/m, or none.

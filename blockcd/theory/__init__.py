@@ -53,7 +53,7 @@ E||grad f(x-hat_t)||^2 (:func:`paper_nonconvex_bound`), the book's
 (:func:`expected_smoothness` and the step sizes built from it) raise on such a
 problem.
 
-Each method's theory is one row of :data:`ROWS` (:mod:`blockcd.theory.rows`: its
+Each method's theory is one row of :data:`blockcd.theory.rows.ROWS` (:mod:`blockcd.theory.rows`: its
 L(tau) of the table above, step factor, rate, neighbourhood, the start of its
 Lyapunov function, and the paper's step), keyed by the registry's names; the
 functions below look the row up and never branch on a method's name.  A method

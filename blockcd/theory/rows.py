@@ -18,7 +18,7 @@ few lines below with its formula and the chapter that derives it:
 call it; none of them branches on a method's name.  A field that is a string
 says why the method has no such formula; a field left ``None`` (a method
 registered without it) is an error naming the method and the missing field
-(:class:`MissingTheory`), never another method's numbers.
+(:class:`~blockcd.theory.MissingTheory`), never another method's numbers.
 """
 
 from __future__ import annotations
@@ -32,8 +32,6 @@ from .._validate import check_float
 from ..blocks import minibatch_theta
 from ..registry import TheoryRow
 from .constants import ISEGA_C, ISSAGA_C, ISSAGA_C0, check_shared, gradient_noise, local_L, m_tau, omega, rho
-
-__all__ = ["ROWS", "MissingTheory", "entry", "isaga_local_constants", "isaga_shared_constants", "optional"]
 
 
 class MissingTheory(ValueError):
@@ -50,7 +48,7 @@ WHAT = {
 
 
 def entry(method: str, field: str, *, hint: str = ""):
-    """Field ``field`` of ``method``'s theory row; raises :class:`MissingTheory` naming both when it has none.
+    """Field ``field`` of ``method``'s theory row; raises :class:`~blockcd.theory.MissingTheory` naming both when it has none.
 
     The row is :data:`ROWS`' for the book's methods, else the one the method was registered with
     (:func:`blockcd.registry.register`, ``theory=``).
@@ -167,12 +165,12 @@ def is_asgd_rate(p, m, tau, step, batch):
 
 
 def isaga_local_rate(p, m, tau, step, batch):
-    """Distributed ISAGA: 1 - theta of :func:`isaga_local_constants` (1 where Theorem 5 gives no rate)."""
+    """Distributed ISAGA: 1 - theta of :func:`~blockcd.theory.isaga_local_constants` (1 where Theorem 5 gives no rate)."""
     return 1.0 - isaga_local_constants(p, m, tau, step)[2]
 
 
 def isaga_shared_rate(p, m, tau, step, batch):
-    """Shared-data ISAGA: 1 - theta of :func:`isaga_shared_constants` (Theorem 2)."""
+    """Shared-data ISAGA: 1 - theta of :func:`~blockcd.theory.isaga_shared_constants` (Theorem 2)."""
     return 1.0 - isaga_shared_constants(p, m, tau, step)[2]
 
 
@@ -418,7 +416,8 @@ _ASYNC = ("the paper's Theorem 9 gives linear convergence in epochs of at most M
           "not a contraction per iteration (chapter 12)")
 _NOPAPER = "the paper states no step for it (its theorem's constants are not legible, or it has none)"
 
-#: name -> the method's theory row (the book's methods; a registered method brings its own)
+#: name -> the method's theory row (:class:`blockcd.registry.TheoryRow`): the book's methods; a registered
+#: method brings its own
 ROWS: dict[str, TheoryRow] = {
     "ibcd": TheoryRow(ibcd_smoothness, 0.5, plain_rate, ibcd_neighbourhood, ibcd_target, smoothness_ratio,
                       paper_step=ibcd_paper_step, paper_iterations=plain_paper_iterations),
