@@ -29,6 +29,7 @@ from .blocks import (
     BlockSampler,
     ImportanceSampler,
     Minibatches,
+    Sampler,
     SharedRows,
     partition,
 )
@@ -81,8 +82,9 @@ class Setup:
         """IS-ASGD's (alpha, beta, gamma) at the run's step (:func:`blockcd.theory.asgd_parameters`), for its rule."""
         return theory.asgd_parameters(self.problem, self.step)
 
-    def sampler(self) -> BlockSampler | BernoulliSampler:
-        """A fresh block sampler: the same seed gives every engine the same choices.
+    def sampler(self) -> Sampler:
+        """A fresh block sampler (:class:`blockcd.blocks.Sampler`): the same seed gives every engine the same
+        choices.  The one place where a run's sampler is chosen.
 
         For a Bernoulli method (IBGD) each worker sends all m blocks with probability tau/m, or none.
         """

@@ -26,8 +26,9 @@ import threading
 
 import numpy as np
 
-from .blocks import Blocks, BlockSampler, Minibatches
+from .blocks import Blocks
 from .messages import Sent, block_cols
+from .samplers import Sampler
 
 __all__ = ["INTERRUPT_EVERY", "Draws", "Interrupted", "interrupt_when"]
 
@@ -150,15 +151,15 @@ class _Chunks(_Ahead):
     uniforms and the process may use two cores.  ``blocks``: also each
     iteration's sent entries (``who``, ``cols``) as :class:`Sent` takes them
     (``pairs``), for equal blocks, else the (n, tau) sorted block indices
-    (:meth:`BlockSampler.choices_of`); None: the masks only.
+    (:meth:`blockcd.blocks.Sampler.choices_of`); None: the masks only.
     """
 
-    def __init__(self, sampler: BlockSampler, iters: int, blocks: Blocks | None):
+    def __init__(self, sampler: Sampler, iters: int, blocks: Blocks | None):
         self.sampler, self.blocks = sampler, blocks
         #: equal blocks: the coordinates' width, and the workers of the sent entries (the same every iteration)
         self.width = blocks.d // blocks.m if blocks is not None and blocks.equal else None
-        self.who = None if self.width is None else np.repeat(np.arange(sampler.n), sampler.tau * self.width)
-        per = sampler.rows * sampler.m
+        self.who = None  # set from the first chunk's indices (each worker sends as many blocks every time)
+        per = sampler.uniforms
         threaded = per >= THREAD_UNIFORMS and _cores() > 1
         super().__init__(self._masks, iters, max(1, (THREAD_CHUNK if threaded else AHEAD_UNIFORMS) // per), threaded)
 
@@ -167,7 +168,11 @@ class _Chunks(_Ahead):
         if self.blocks is None:
             return masks, None
         idx = self.sampler.choices_of(masks)
-        return masks, (idx if self.width is None else block_cols(idx.reshape(count, -1), self.width))
+        if self.width is None:
+            return masks, idx
+        if self.who is None:
+            self.who = np.repeat(np.arange(self.sampler.n), idx.shape[-1] * self.width)
+        return masks, block_cols(idx.reshape(count, -1), self.width)
 
     def sent(self, k: int) -> tuple:
         """(mask, chosen, pairs) of iteration ``k`` for :class:`Sent`: the indices or the entries, or neither."""
@@ -208,15 +213,15 @@ class Draws:
         self.sparse = tau < s.m and not s.method.rule.own_blocks
         # tau-nice masks are drawn for several iterations at once (the same numbers; fewer calls), with
         # the workers' (n, tau) block indices where Sent reaches the sent entries by index
-        self.ahead = self.sparse and isinstance(self.sampler, BlockSampler) and not self.sampler.few
+        self.ahead = self.sparse and self.sampler.draws_ahead
         self.chunks = (_Chunks(self.sampler, s.iters, blocks if self.indexed or self.partial else None)
                        if self.ahead else None)
         # and the minibatches too (shared-data ISAGA's rows are drawn per iteration)
         self.rows = None
-        if isinstance(self.batches, Minibatches):
+        if self.batches is not None and self.batches.draws_ahead:
             b = self.batches
             self.rows = _Ahead(lambda k, count: (b.draw_ahead(k, count),), s.iters,
-                               max(1, AHEAD_UNIFORMS // (b.n * b.stream.width)))
+                               max(1, AHEAD_UNIFORMS // b.uniforms))
 
     def __enter__(self):
         return self
@@ -234,11 +239,8 @@ class Draws:
         mask = chosen = pairs = None
         if self.ahead:
             mask, chosen, pairs = self.chunks.sent(k)
-        elif self.sparse:  # few blocks of many: the indices, never an (n, m) mask
-            if self.sampler.few:
-                chosen = self.sampler.choices(k)
-            else:
-                mask = self.sampler.masks(k)
+        elif self.sparse:  # one iteration at a time, in the sampler's cheaper form (mask or indices)
+            mask, chosen = self.sampler.draw(k)
         return Sent(self.blocks, mask, self.indexed, self.partial, chosen, self.want_f, pairs)
 
     def __iter__(self):

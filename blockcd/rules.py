@@ -44,7 +44,17 @@ bytes their coordinates and, since the master cannot regenerate a choice it did
 not draw, ceil(c ceil(log2 m) / 8) bytes of indices for a worker that sends
 0 < c < m blocks.  :class:`TopKErrorFeedback` is the worked example.
 
-Adding a method is one rule here and one entry in :mod:`blockcd.registry`.  This module
+The master's state ``s`` is a :class:`types.SimpleNamespace` (``State`` here) that the rule
+creates in :meth:`Rule.master_init` (or :meth:`Rule.start`) and alone reads and writes: the
+engines only pass it to ``point``, ``step``, ``prox`` and ``iterate``.  It holds ``x``, the
+iterate, unless the rule overrides ``point`` and ``iterate`` (IS-ASGD keeps ``w``, ``v``, ``y``);
+``reg``, the problem's regulariser, when the master takes a prox step (:meth:`Rule.prox`); and
+whatever else the master keeps: the shifts' average ``hbar`` (ISEGA), a SAGA ``table`` and its
+``avg``, the parameters of IS-ASGD.  A worker's state (:meth:`Rule.worker_init`, ``w`` in
+:meth:`Rule.send`) is another namespace (or None) of that worker's own: its shift ``h``, its table.
+
+Adding a method is one rule here and one call, :func:`blockcd.registry.register` (which
+takes the rule, its capabilities and, optionally, its theory row).  This module
 imports nothing from the rest of the library: what a rule needs from the theory
 (coordinate descent's per-block steps, IS-ASGD's parameters) reaches it through the
 run's set-up ``s`` (:class:`blockcd.arguments.Setup`).  Read next: the per-worker

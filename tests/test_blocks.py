@@ -9,7 +9,14 @@ from scipy import stats
 
 import blockcd
 from blockcd import theory
-from blockcd.blocks import BernoulliSampler, BlockSampler, CounterStream, first_distinct, partition
+from blockcd.blocks import (
+    BernoulliSampler,
+    BlockSampler,
+    CounterStream,
+    ImportanceSampler,
+    first_distinct,
+    partition,
+)
 from blockcd.experiments import variance_mc
 
 
@@ -112,19 +119,49 @@ def test_independent_rows_are_independent_shared_rows_equal():
     assert len({tuple(r) for r in Ms[:, 0]}) > 1  # but a fresh choice each iteration
 
 
-@pytest.mark.parametrize("sampling", ["independent", "shared"])
-@pytest.mark.parametrize("n,m,tau", [(5, 7, 3), (3, 9, 1), (4, 5, 4), (2, 13, 6)])
-def test_worker_blocks_regenerated_alone_equal_the_mask_rows(n, m, tau, sampling):
+def _samplers():
+    """Every block sampler (the protocol blockcd.samplers.Sampler), as a maker of fresh copies, with its id."""
+    out = []
+    for sampling in ("independent", "shared"):
+        for n, m, tau in ((5, 7, 3), (3, 9, 1), (4, 5, 4), (2, 13, 6), (3, 1024, 8), (2, 512, 32)):  # last two: few
+            out.append((f"tau-nice-{sampling}-{n}-{m}-{tau}",
+                        lambda n=n, m=m, tau=tau, sampling=sampling: BlockSampler(n, m, tau, 17, sampling)))
+        out.append((f"tau-nice-{sampling}-tau-m", lambda sampling=sampling: BlockSampler(3, 6, 6, 17, sampling)))
+    for q in (0.3, 1.0):
+        out.append((f"bernoulli-{q}", lambda q=q: BernoulliSampler(5, 7, q, seed=17)))
+    out.append(("importance", lambda: ImportanceSampler(4, np.linspace(0.1, 1.0, 9), seed=17)))
+    return out
+
+
+SAMPLERS = _samplers()
+
+
+@pytest.mark.parametrize("make", [f for _, f in SAMPLERS], ids=[i for i, _ in SAMPLERS])
+def test_worker_blocks_regenerated_alone_equal_the_mask_rows(make):
+    """For every sampler: a worker's blocks regenerated alone are its row of the masks, whatever the order of
+    the calls; the masks drawn ahead and each iteration's cheaper form (draw) are the same choices."""
+    from blockcd.samplers import Sampler
+
     ks = [0, 1, 2, 9, 3, 3, 50, 4, 0]  # out of order and repeated
-    s = BlockSampler(n, m, tau, seed=17, sampling=sampling)
-    in_order = BlockSampler(n, m, tau, seed=17, sampling=sampling)
+    s, in_order, ahead = make(), make(), make()
+    assert isinstance(s, Sampler)
+    n, m = s.n, s.m
     ref = {k: in_order.masks(k).copy() for k in range(51)}  # drawn in order 0, 1, 2, ...
+    chunk = np.concatenate([ahead.masks_ahead(k, c) for k, c in ((0, 4), (4, 1), (5, 46))])
+    assert np.array_equal(chunk, np.stack([ref[k] for k in range(51)]))
     for k in ks:
         M = s.masks(k)
-        assert np.array_equal(M, ref[k]), f"masks({k}) depends on the order of the calls"
+        assert M.shape == (n, m) and np.array_equal(M, ref[k]), f"masks({k}) depends on the order of the calls"
+        mask, chosen = make().draw(k)
+        if mask is None:
+            assert np.array_equal(chosen, np.nonzero(M)[1].reshape(n, -1))
+        else:
+            assert chosen is None and np.array_equal(mask, M)
+        idx = s.choices_of(M[None])
+        assert idx is None or np.array_equal(idx[0], np.nonzero(M)[1].reshape(n, -1))
         for i in range(n):
             # a fresh sampler, as on a worker or the master that never saw the other rows
-            alone = BlockSampler(n, m, tau, seed=17, sampling=sampling).worker_blocks(k, i)
+            alone = make().worker_blocks(k, i)
             assert np.array_equal(alone, np.flatnonzero(M[i])), (k, i)
             assert np.array_equal(s.worker_blocks(k, i), alone)
 
@@ -274,7 +311,7 @@ def test_few_blocks_of_many_draw_tau_nice_choices_from_about_tau_uniforms():
     # m >= FEW_M and 16 tau <= m: choices from W = tau + ceil(2 tau^2/m) + 16 uniforms, not m
     n, m, tau, K = 8, 1024, 4, 4000
     s = BlockSampler(n, m, tau, seed=3)
-    assert s.few and s.stream.width == tau + 1 + 16
+    assert not s.draws_ahead and s.stream.width == tau + 1 + 16  # the tau-nice sampler's private few-block path
     C = np.stack([s.choices(k) for k in range(K)])  # (K, n, tau)
     assert C.shape == (K, n, tau) and np.all(np.diff(C, axis=2) > 0)  # tau distinct, sorted
     # inclusion: n K Bernoulli(tau/m) draws per block; SE-derived band of 4.5 SE per block
@@ -364,7 +401,7 @@ def test_bernoulli_masks_worker_blocks_and_q_one():
         assert mask.shape == (6, 5) and np.all(mask.all(axis=1) | ~mask.any(axis=1))  # all blocks or none
         for i in range(6):
             assert np.array_equal(np.flatnonzero(mask[i]), s.worker_blocks(k, i))
-    assert not s.few
+    assert not s.draws_ahead and s.choices_of(s.masks(0)[None]) is None  # rows of m blocks or none
     assert BernoulliSampler(6, 5, 1.0, seed=3).senders(0).all()  # q = 1: every worker, every round
     other = BernoulliSampler(6, 5, 0.4, seed=4)  # another seed, other draws
     assert any(not np.array_equal(s.senders(k), other.senders(k)) for k in range(5))

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+import blockcd
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -69,3 +71,6 @@ def test_every_block_runs_and_prints_what_its_comments_say(outputs):
     assert own[1] == "[2810. 2818. 2858. 2818.] True"              # counted, as in the reference
     assert {"runs.png", "out", "data.npz"} <= set(files)
     assert ns["sparse"].problem["name"] == ns["p"].name
+    added = printed[8].splitlines()                                # the section "Adding a method"
+    assert added == ["984 True", "0.99513", "'ibcd-plain' has no theory row for smoothness and step_factor"]
+    assert "ibcd-unscaled" not in blockcd.registry.names() and "ibcd-plain" not in blockcd.registry.names()

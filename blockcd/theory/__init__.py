@@ -53,10 +53,18 @@ E||grad f(x-hat_t)||^2 (:func:`paper_nonconvex_bound`), the book's
 (:func:`expected_smoothness` and the step sizes built from it) raise on such a
 problem.
 
+Each method's theory is one row of :data:`blockcd.theory.rows.ROWS` (:mod:`blockcd.theory.rows`: its
+L(tau) of the table above, step factor, rate, neighbourhood, the start of its
+Lyapunov function, and the paper's step), keyed by the registry's names; the
+functions below look the row up and never branch on a method's name.  A method
+without a row (one registered without ``theory=``, :func:`blockcd.registry.register`)
+raises :class:`MissingTheory` (a ``ValueError``) naming the method and what is
+missing: run it with an explicit ``step=``.
+
 One module a job, in the order they build on each other: ``constants`` (omega, the
-key lemma's variance, the expected smoothness L(tau) of the table above, IS-ASGD's
-strong growth rho and the noise at the optimum), ``steps`` (the steps the theory
-allows: the constant step of every method, IS-ASGD's parameters at its step, IS-SGD's
+key lemma's variance, IS-ASGD's strong growth rho and the noise at the optimum),
+``rows`` (each method's formulas, one row a method), ``steps`` (L(tau) and the steps
+the theory allows: the constant step of every method, IS-ASGD's parameters at its step, IS-SGD's
 decreasing schedule and the weights of its average), ``rates`` (what a step
 guarantees: the contraction per iteration, the neighbourhood, the iterations to an
 accuracy and their ratio to the dense count, the m/n rule's knee, IS-ASGD's
@@ -68,12 +76,11 @@ and bounds as it states them, in the book's units); every name is available here
 
 from __future__ import annotations
 
-from . import constants, coordinate_descent
+from . import constants, coordinate_descent, rows  # noqa: F401 - rows: the table, blockcd.theory.rows
 from .constants import (
     METHODS,
     aggregation_variance,
     coverage,
-    expected_smoothness,
     gradient_noise,
     index_bits,
     local_variance_star,
@@ -94,8 +101,6 @@ from .paper import (
 from .rates import (
     asgd_saturation,
     decreasing_bound,
-    isaga_local_constants,
-    isaga_shared_constants,
     iteration_factor,
     knee,
     neighbourhood,
@@ -104,7 +109,8 @@ from .rates import (
     rate,
     time_optimal_tau,
 )
-from .steps import asgd_parameters, average_weights, decreasing_schedule, step_size
+from .rows import ROWS, MissingTheory, isaga_local_constants, isaga_shared_constants
+from .steps import asgd_parameters, average_weights, decreasing_schedule, expected_smoothness, step_size
 
 # The data constants are bound here rather than imported, so that their doc comments (#:) reach
 # the API reference, which reads them from this file.
@@ -122,6 +128,8 @@ __all__ = [
     "ISSAGA_C",
     "ISSAGA_C0",
     "METHODS",
+    "ROWS",
+    "MissingTheory",
     "aggregation_variance",
     "asgd_parameters",
     "asgd_saturation",

@@ -1,6 +1,6 @@
 """The constants the theory is built from: the sparsifier's omega, coverage and index bits, the key
-lemma's aggregation variance, every method's expected smoothness L(tau) (the table in
-:mod:`blockcd.theory`'s docstring), IS-ASGD's strong growth rho and IS-SGD's noise at the optimum;
+lemma's aggregation variance, IS-ASGD's strong growth rho and IS-SGD's noise at the optimum (each
+method's expected smoothness L(tau) is its row in :mod:`blockcd.theory.rows`);
 and the checks of m, tau and batch the other parts of the package share."""
 
 from __future__ import annotations
@@ -180,60 +180,7 @@ def strong_growth_exact(problem, m: int, tau: int, *, batch: int | None = None,
     return rho_, e / np.linalg.norm(e)
 
 
-def expected_smoothness(problem, method: str, m: int, tau: int, *, batch: int | None = None,
-                        sampling: str = "independent") -> float:
-    """The constant L(tau) of the method (see the module table); the step is built from it.
-
-    With ``sampling='shared'`` (one block choice for all workers) the key lemma
-    gives variance omega ||gbar||^2 instead of (omega/n) mean ||g_i||^2, so
-    ibcd: (m/tau) L;  is-sgd: (m/tau)(L + L_loc/n);  is-asgd: rho = m/tau, with ``batch``
-    (m/tau)(1 + rho-bar rho0/n) (E||C(gbar)||^2 = (m/tau) E||gbar||^2, then
-    the bounds of the book's lem-rho-batch, chapter 7);
-    isega and is-saga: the independent constants with omega/n replaced by
-    omega (the same proofs with the shared bound; conservative).
-    """
-    method = method_name(method)
-    m, tau = m_tau(problem, m, tau)
-    sampling = check_choice("sampling", sampling, ("independent", "shared"))
-    _check_convex(problem, f"{method}'s constant L(tau) (expected smoothness) and its step")
-    w, n, L = omega(m, tau), problem.n, problem.L
-    if method in ("ibgd", "isaga-local", "isaga-shared") and sampling != "independent":
-        raise ValueError(f"{method}'s theory covers independent choices only: sampling must be 'independent'")
-    if method == "isaga-shared":
-        check_shared(problem)
-        if batch not in (None, 1):
-            raise ValueError(f"isaga-shared samples one function per worker (the paper's Algorithm 4), got "
-                             f"batch = {batch}")
-        return local_L(problem, 1) * (1.0 + 4.0 * m / (tau * n))
-    if method == "isaga-local":
-        if batch not in (None, 1):
-            raise ValueError(f"isaga-local's theory (the paper's Theorem 5) covers batch = 1, got batch = {batch}; "
-                             "pass step= for larger batches")
-        return local_L(problem, 1) * (1.0 + 4.0 * m / (tau * n))
-    if sampling == "shared":
-        if method == "ibcd":
-            return (m / tau) * L
-        if method == "is-sgd":
-            return (m / tau) * (L + local_L(problem, batch) / n)
-        if method == "isega":
-            return L + ISEGA_C * w * problem.L_max
-        if method == "is-saga":
-            return L + ISSAGA_C * (m / tau) * local_L(problem, batch)
-        return (m / tau) * rho(problem, m, m, batch=batch) * L   # is-asgd: 1 without batch
-    if method in ("ibcd", "ibgd"):
-        return L + w * problem.L_max / n
-    if method == "is-sgd-async":  # the paper's Theorem 9 in book units: no sharper form here
-        return problem.L_max * (1.0 + 2.0 * m / (tau * n))
-    if method == "is-sgd":
-        return L + (m / tau) * local_L(problem, batch) / n
-    if method == "isega":
-        return L + ISEGA_C * w * problem.L_max / n
-    if method == "is-saga":
-        return L + (ISSAGA_C0 + ISSAGA_C * w) * local_L(problem, batch) / n
-    return rho(problem, m, tau, batch=batch) * L
-
-
-def _check_convex(problem, what: str) -> None:
+def check_convex(problem, what: str) -> None:
     if not problem.convex:
         raise ValueError(f"{what} come from a theory for convex f; this problem is non-convex (there is no x*): "
                          "for IS-SGD use nonconvex_step and nonconvex_bound (the paper's Theorem 7)")

@@ -9,9 +9,9 @@ import math
 import numpy as np
 
 from .._validate import check_float, check_int, check_vector
-from .constants import check_rho0, check_shared, local_L, m_tau, method_name, minibatch_growth
+from .constants import check_rho0, m_tau, method_name, minibatch_growth
 from .nonconvex import nonconvex_step, q_t, start_gap
-from .rates import predicted_iterations
+from .rows import ROWS, MissingTheory, entry, optional
 
 
 def paper_step(problem, method: str, m: int, tau: int) -> float:
@@ -40,22 +40,16 @@ def paper_step(problem, method: str, m: int, tau: int) -> float:
       q = 1/n, i.e. :math:`\gamma_{paper} = 1/(L(4/n + q))`, taken here for every q;
       in the book's units q/(L(4/n + q)), the book's step.
 
-    Raises ``ValueError`` for a method without such a theorem here.
+    Raises ``ValueError`` for a method without such a theorem here.  The method's row ``paper_step``.
     """
     method = method_name(method)
     m, tau = m_tau(problem, m, tau)
-    q, n, L1 = tau / m, problem.n, problem.L_max
-    if method in ("ibcd", "ibgd"):
-        return q * n / (q * n + 2.0 * (1.0 - q)) / (2.0 * L1)
-    if method == "isega":
-        return min(1.0 / (4.0 * L1 * (1.0 + 1.0 / (n * q))), 1.0 / (problem.mu / q + 4.0 * L1 / (n * q)))
-    if method == "isaga-shared":
-        check_shared(problem)
-        return q / (local_L(problem, 1) * (4.0 / n + q))
-    if method == "is-sgd-async":
-        return q / (2.0 * L1 * (q + 2.0 / n))
-    raise ValueError(f"paper_step covers 'ibcd', 'ibgd', 'isega', 'isaga-shared' and 'is-sgd-async' (Theorems 1, "
-                     f"4, 3, 2 and 9), not {method!r}")
+    step = optional(method, "paper_step")
+    if step is None:
+        covered = [name for name in ROWS if optional(name, "paper_step") is not None]
+        raise MissingTheory(f"paper_step covers {', '.join(map(repr, covered))} (the paper's theorems that state "
+                            f"a step), not {method!r}")
+    return step(problem, m, tau)
 
 
 def paper_iterations(problem, method: str, m: int, tau: int, eps: float, *, x0=None) -> float:
@@ -68,20 +62,15 @@ def paper_iterations(problem, method: str, m: int, tau: int, eps: float, *, x0=N
     and h_i^0 = 0, L = L_max.
     isaga-shared (Theorem 2): :math:`(1 - \vartheta)^k (\|x^0 - x^\star\|^2 + c\gamma_p^2\Psi^0)`,
     the constants of :func:`isaga_shared_constants` (the same as :func:`predicted_iterations`:
-    the book has no finer bound for it).
+    the book has no finer bound for it).  The method's row ``paper_iterations``.
     """
     method = method_name(method)
     m, tau = m_tau(problem, m, tau)
     eps = check_float("eps", eps, positive=True)
     g = paper_step(problem, method, m, tau)
-    if method == "isaga-shared":
-        return predicted_iterations(problem, method, m, tau, eps, step=g, x0=x0)
+    count = entry(method, "paper_iterations")
     x0 = np.zeros(problem.d) if x0 is None else check_vector("x0", x0, problem.d, "the problem dimension d")
-    D0 = float(np.sum((x0 - problem.x_star) ** 2))
-    phi0 = D0
-    if method == "isega":
-        phi0 += g / (2.0 * problem.L_max * (tau / m)) * problem.sigma_star2
-    return max(0.0, math.ceil(math.log(eps * D0 / phi0) / math.log(1.0 - g * problem.mu)))
+    return count(problem, m, tau, eps, g, x0)
 
 
 def paper_saturation(problem, m: int, *, batch: int | None) -> float:

@@ -7,19 +7,66 @@ import math
 
 import numpy as np
 
-from .._validate import check_float, check_int
-from .constants import expected_smoothness, m_tau, method_name
+from .._validate import check_choice, check_float, check_int
+from .constants import check_convex, m_tau, method_name
+from .rows import MissingTheory, entry, optional
+
+_STEP_HINT = ("; pass step= to blockcd.run (or blockcd.reference.run), or register the method with its theory "
+              "row (blockcd.registry.register(..., theory=blockcd.registry.TheoryRow(smoothness=..., "
+              "step_factor=...)))")
+
+
+def expected_smoothness(problem, method: str, m: int, tau: int, *, batch: int | None = None,
+                        sampling: str = "independent") -> float:
+    """The constant L(tau) of the method (see the module table); the step is built from it.
+
+    The method's row ``smoothness`` (:mod:`blockcd.theory.rows`).  With ``sampling='shared'`` (one
+    block choice for all workers) the key lemma gives variance omega ||gbar||^2 instead of
+    (omega/n) mean ||g_i||^2, so ibcd: (m/tau) L;  is-sgd: (m/tau)(L + L_loc/n);  is-asgd:
+    rho = m/tau, with ``batch`` (m/tau)(1 + rho-bar rho0/n) (E||C(gbar)||^2 = (m/tau) E||gbar||^2,
+    then Lemma 1's bounds); isega and is-saga: the independent constants with omega/n replaced by
+    omega (the same proofs with the shared bound; conservative).  Raises ``ValueError`` for a
+    method without a row, or a sampling its row does not cover.
+    """
+    method = method_name(method)
+    m, tau = m_tau(problem, m, tau)
+    sampling = check_choice("sampling", sampling, ("independent", "shared"))
+    check_convex(problem, f"{method}'s constant L(tau) (expected smoothness) and its step")
+    smoothness = entry(method, "smoothness")
+    return smoothness(problem, m, tau, batch, _covered(method, sampling))
+
+
+def _covered(method: str, sampling: str) -> str:
+    if sampling not in entry(method, "samplings"):
+        raise ValueError(f"{method}'s theory covers {' and '.join(entry(method, 'samplings'))} choices only: "
+                         f"sampling must be {listed(entry(method, 'samplings'))}")
+    return sampling
+
+
+def listed(options) -> str:
+    return " or ".join(repr(o) for o in options)
 
 
 def step_size(problem, method: str, m: int, tau: int, *, batch: int | None = None,
               sampling: str = "independent") -> float:
-    """The theory's step size (for IS-ASGD, eta); see the module table and :func:`expected_smoothness`."""
+    """The theory's step size (for IS-ASGD, eta): the row's ``step_factor`` / L(tau) (1/(2 L(tau)) for ibcd,
+    ibgd, is-sgd and is-sgd-async, 1/L(tau) for the others; see the module table); for coordinate descent
+    the multiplier 1 of its per-block steps (its row's ``step``).
+
+    Raises ``ValueError`` naming the missing rows for a method registered without them: pass ``step=``.
+    """
     method = method_name(method)
-    if method == "cd":  # its steps are per block (cd_steps); the step is their multiplier
-        m_tau(problem, m, tau)
-        return 1.0
-    Lt = expected_smoothness(problem, method, m, tau, batch=batch, sampling=sampling)
-    return 1.0 / (2.0 * Lt) if method in ("ibcd", "ibgd", "is-sgd", "is-sgd-async") else 1.0 / Lt
+    step = optional(method, "step")
+    if step is not None:
+        m, tau = m_tau(problem, m, tau)
+        return step(problem, m, tau, batch, sampling)
+    missing = [f for f in ("smoothness", "step_factor") if optional(method, f) is None]
+    if missing:
+        raise MissingTheory(f"{method!r} has no theory row for {' and '.join(missing)} (its expected smoothness "
+                            "L(tau) and the factor of its step, step = step_factor / L(tau)), so the theory gives "
+                            "no step" + _STEP_HINT)
+    return entry(method, "step_factor") / expected_smoothness(problem, method, m, tau, batch=batch,
+                                                              sampling=sampling)
 
 
 def asgd_parameters(problem, eta: float) -> tuple[float, float, float]:
