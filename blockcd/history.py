@@ -337,7 +337,7 @@ class Recorder:
             self.grad2, self.nu2 = np.empty(iters + 1), np.empty(iters + 1)
         self.index_bytes = (math.ceil(tau * math.ceil(math.log2(blocks.m)) / 8)
                             if send_indices and tau < blocks.m and not own else 0)
-        #: a rule's own blocks: the index bytes each worker sent so far
+        #: the index bytes each worker sent so far (a rule that chooses its own blocks)
         self.own_index = np.zeros(problem.n) if own else None
         self.up_total = 0.0
         self.limit = None

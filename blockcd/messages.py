@@ -237,9 +237,12 @@ class Selection:
 
     def __init__(self, coords: np.ndarray | None, blocks=None, tau: int | None = None):
         self.coords = coords
-        #: a rule with its own blocks (:meth:`own`): the partition, the run's tau, and the sorted block
-        #: indices chosen (None until :meth:`choose`)
-        self.blocks, self.tau, self.chosen = blocks, tau, None
+        #: the partition, for a rule with its own blocks (:meth:`own`)
+        self.blocks = blocks
+        #: the run's tau, for a rule with its own blocks (:meth:`own`)
+        self.tau = tau
+        #: the sorted block indices a rule with its own blocks chose (None until :meth:`choose`)
+        self.chosen = None
 
     @classmethod
     def own(cls, blocks, tau: int) -> Selection:

@@ -65,28 +65,36 @@ class TheoryRow:
 
     Attributes
     ----------
-    smoothness : callable (p, m, tau, batch, sampling) -> float
-        The expected smoothness :math:`\mathcal{L}(\tau)` (:func:`blockcd.theory.expected_smoothness`).
+    smoothness : callable
+        Called as ``smoothness(p, m, tau, batch, sampling)``, a float. The expected smoothness
+        :math:`\mathcal{L}(\tau)` (:func:`blockcd.theory.expected_smoothness`).
     step_factor : float
         The theory's step is ``step_factor / smoothness`` (:func:`blockcd.theory.step_size`): 1/2 or 1 in the book.
-    rate : callable (p, m, tau, step, batch) -> float
-        Contraction per iteration at ``step`` (:func:`blockcd.theory.rate`).
-    neighbourhood : callable (p, m, tau, step, batch) -> float
-        Radius of the ball E||x - x*||^2 reaches (:func:`blockcd.theory.neighbourhood`).
-    target : callable (p, m, tau, eps, step, batch, x0, D0) -> float
-        What rate^K must reach for E||x^K - x*||^2 <= eps D0, D0 = ||x0 - x*||^2, i.e. eps D0 over the
-        Lyapunov function's start; <= 0 when no K does (:func:`blockcd.theory.predicted_iterations`).
-    ratio : callable (p, m, tau, batch, method) -> float
-        K(tau)/K(m) from the leading term (:func:`blockcd.theory.predicted_ratio`); ``method`` is the name,
-        to look up the method's other rows (e.g. :func:`blockcd.theory.rows.smoothness_ratio`).
+    rate : callable
+        Called as ``rate(p, m, tau, step, batch)``, a float. Contraction per iteration at ``step``
+        (:func:`blockcd.theory.rate`).
+    neighbourhood : callable
+        Called as ``neighbourhood(p, m, tau, step, batch)``, a float. Radius of the ball E||x - x*||^2
+        reaches (:func:`blockcd.theory.neighbourhood`).
+    target : callable
+        Called as ``target(p, m, tau, eps, step, batch, x0, D0)``, a float. What rate^K must reach for
+        E||x^K - x*||^2 <= eps D0, D0 = ||x0 - x*||^2, i.e. eps D0 over the Lyapunov function's start; <=
+        0 when no K does (:func:`blockcd.theory.predicted_iterations`).
+    ratio : callable
+        Called as ``ratio(p, m, tau, batch, method)``, a float. K(tau)/K(m) from the leading term
+        (:func:`blockcd.theory.predicted_ratio`); ``method`` is the name, to look up the method's other
+        rows (e.g. :func:`blockcd.theory.rows.smoothness_ratio`).
     samplings : tuple of str
         The block samplings ``smoothness`` covers.
-    step : callable (p, m, tau, batch, sampling) -> float, optional
-        A step not of the form ``step_factor / smoothness`` (coordinate descent's multiplier 1).
-    paper_step : callable (p, m, tau) -> float, optional
-        The paper's theorem's step in the book's units (:func:`blockcd.theory.paper_step`).
-    paper_iterations : callable (p, m, tau, eps, step, x0) -> float, optional
-        The paper's iteration count at ``step`` (:func:`blockcd.theory.paper_iterations`).
+    step : callable, optional
+        Called as ``step(p, m, tau, batch, sampling)``, a float. A step not of the form ``step_factor /
+        smoothness`` (coordinate descent's multiplier 1).
+    paper_step : callable, optional
+        Called as ``paper_step(p, m, tau)``, a float. The paper's theorem's step in the book's units
+        (:func:`blockcd.theory.paper_step`).
+    paper_iterations : callable, optional
+        Called as ``paper_iterations(p, m, tau, eps, step, x0)``, a float. The paper's iteration count at
+        ``step`` (:func:`blockcd.theory.paper_iterations`).
     """
 
     smoothness: Callable | str | None = None
@@ -150,7 +158,8 @@ class Method:
     baseline
         A method the paper compares against, not one of the book's (``'cd'``, coordinate descent with
         the same blocks on every worker): it has its own steps and is left out of :data:`BOOK_METHODS`
-    theory : the :class:`TheoryRow` of a method registered with one (:func:`register`); None for the book's
+    theory : TheoryRow or None
+        The theory row of a method registered with one (:func:`register`); None for the book's
         methods, whose rows are :data:`blockcd.theory.rows.ROWS`, and for a method registered without theory
     """
 
@@ -195,7 +204,7 @@ _ENTRIES = (
 
 #: name -> Method (the book's methods, then those added by :func:`register`)
 REGISTRY: dict[str, Method] = {e.name: e for e in _ENTRIES}
-#: the methods built into the library, in the book's order (every registered name: :func:`names`)
+#: the methods built into the library, in the book's order (every registered name is in :func:`names`)
 METHODS: tuple[str, ...] = tuple(REGISTRY)
 #: the synchronous methods a chapter of the book derives (the widgets and ``reproduce`` sweep these; not the
 #: asynchronous method, which has no rounds to sweep, nor the baselines)

@@ -37,7 +37,11 @@ def outputs(tmp_path_factory):
     import matplotlib
 
     matplotlib.use("Agg")
+    from blockcd import registry
+
     here = os.getcwd()
+    # the README registers methods of its own: the registry is put back as it was afterwards
+    registered, aliases = dict(registry.REGISTRY), dict(registry.ALIASES)
     os.chdir(tmp_path_factory.mktemp("readme"))
     namespace: dict = {}
     printed = []
@@ -50,6 +54,8 @@ def outputs(tmp_path_factory):
         files = sorted(p.name for p in Path().iterdir())
     finally:
         os.chdir(here)
+        registry.REGISTRY.clear(), registry.REGISTRY.update(registered)
+        registry.ALIASES.clear(), registry.ALIASES.update(aliases)
         import matplotlib.pyplot as plt
 
         plt.close("all")

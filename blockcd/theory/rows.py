@@ -416,8 +416,8 @@ _ASYNC = ("the paper's Theorem 9 gives linear convergence in epochs of at most M
           "not a contraction per iteration (chapter 12)")
 _NOPAPER = "the paper states no step for it (its theorem's constants are not legible, or it has none)"
 
-#: name -> the method's theory row (:class:`blockcd.registry.TheoryRow`): the book's methods; a registered
-#: method brings its own
+#: name -> the method's theory row (:class:`blockcd.registry.TheoryRow`) for the book's methods (a
+#: registered method brings its own)
 ROWS: dict[str, TheoryRow] = {
     "ibcd": TheoryRow(ibcd_smoothness, 0.5, plain_rate, ibcd_neighbourhood, ibcd_target, smoothness_ratio,
                       paper_step=ibcd_paper_step, paper_iterations=plain_paper_iterations),

@@ -48,8 +48,8 @@ LIVE_HIDES = ("<style>.jp-OutputArea-output .blockcd-sweep, .jp-OutputArea-outpu
                "{display: none}</style>")
 
 
-#: appended to the player's start-up script: it plays as soon as the page has loaded, unless the
-#: reader's system asks for reduced motion (then it waits for the play button)
+#: appended to the player's start-up script, so that it plays as soon as the page has loaded (unless
+#: the reader's system asks for reduced motion, then it waits for the play button)
 AUTOPLAY = ("\n        if (!(window.matchMedia && "
             "window.matchMedia('(prefers-reduced-motion: reduce)').matches)) {{ {anim}.play_animation(); }}")
 
