@@ -319,7 +319,7 @@ def _qs(cfg, n, m):
 
 
 def _sweep(ctx, fig_no, name, method, step_of, merit, *, lam=None, shared=False, batch=None, iters, eps=None,
-           claim, key, predict=None):
+           claim, key, predict=None, seeds=None):
     """A τ sweep at several n (Figs. 6, 10, 12): the figure of merit at each τ and, per n, its spread
     merit(q_min)/merit(1) over the same range of fractions q for every n."""
     cfg = ctx.cfg
@@ -337,7 +337,7 @@ def _sweep(ctx, fig_no, name, method, step_of, merit, *, lam=None, shared=False,
         for j, q in enumerate(qs):
             tau = round(q * m)
             step = step_of(p, n, q)
-            cur = ctx.curves(p, method, m=m, tau=tau, step=step, iters=iters, batch=batch)
+            cur = ctx.curves(p, method, m=m, tau=tau, step=step, iters=iters, batch=batch, seeds=seeds)
             vals[tau] = merit(cur)
             _band(ax, cur, key, f"τ = {tau}, q = {q:.2g}" + (" (1/n)" if tau == max(1, round(m / n)) else ""), j,
                   len(qs))

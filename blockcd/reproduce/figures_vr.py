@@ -60,11 +60,13 @@ def fig1(ctx) -> Result:
 def fig10(ctx) -> Result:
     """Shared-data ISAGA for several τ, ℓ2 = 0.000025 in the paper: τ matters for small n, less for large n."""
     cfg = ctx.cfg
+    N = ctx.data(cfg.saga_data[0]).A.shape[0]
+    # fig10_seeds runs per curve unless seeds were asked for: one seed cannot decide this check (PaperConfig)
+    seeds = None if ctx.seeds_given else tuple(ctx.seed + j for j in range(cfg.fig10_seeds))
     rows, fig = _sweep(ctx, 10, cfg.saga_data[0], "isaga-shared", _saga_step,
                        lambda c: _iters_to(c, cfg.fig10_eps), lam=cfg.lam_fig10, shared=True,
-                       iters=max(cfg.fig10_iters, math.ceil(cfg.saga_per_row * ctx.data(cfg.saga_data[0]).A.shape[0])),
-                       eps=cfg.fig10_eps,
-                       key="isaga-shared",
+                       iters=max(cfg.fig10_iters, math.ceil(cfg.saga_per_row * N)), eps=cfg.fig10_eps,
+                       key="isaga-shared", seeds=seeds,
                        claim="τ affects shared-data ISAGA heavily for small n, less as n grows")
     return Result("fig10", rows, fig)
 
