@@ -71,8 +71,14 @@ def scrubber(result, *, label: str = "τ", dpi: int = 90, width: float = 7.2, pa
         for k, ax in enumerate(axes):
             ax.set_subplotspec(grid[k, 0])
             ax.tick_params(labelsize=fontsize)
-            for text in (ax.xaxis.label, ax.yaxis.label, *ax.texts):
+            for text in (ax.xaxis.label, ax.yaxis.label):
                 text.set_fontsize(fontsize)
+            # the panel's label ("n = 12", top right) becomes its title: the enlarged legend would cover it
+            labels = [t.get_text() for t in ax.texts]
+            for text in list(ax.texts):
+                text.remove()
+            if labels:
+                ax.set_title(", ".join(labels), fontsize=fontsize)
             legend = ax.get_legend()
             names = [] if legend is None else list(legend.get_texts())
             for text in names:
