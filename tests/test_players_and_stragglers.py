@@ -77,6 +77,26 @@ def test_palette_frames_are_lighter_than_full_colour_ones():
     plt.close(fig)
 
 
+def test_a_player_shows_the_frame_it_names_where_it_cannot_play():
+    # panels of 3 and 4 curves give 4 frames (matched from the last curve); frame -3 is the second, and
+    # the PDF's picture (image/png) is that frame, byte for byte; the HTML keeps the player
+    fig = _sweep(panels=1, curves=3)
+    ax = fig.add_subplot(2, 1, 2)
+    for j in range(4):
+        ax.semilogy(np.arange(50), np.exp(-(j + 1) * np.arange(50) / 20), label=f"τ = {j}")
+    ax.legend()
+    res = types.SimpleNamespace(figure=fig)
+    p = paper.player(res, frame=-3, dpi=30)
+    bundle = p._repr_mimebundle_()
+    assert (p.n_frames, p.frame) == (4, 1)
+    assert base64.b64decode(bundle["image/png"]) == base64.b64decode(
+        re.findall(r'frames\[1\] = "data:image/png;base64,([^"]+)"', bundle["text/html"])[0])
+    assert "<script" in bundle["text/html"]
+    with pytest.raises(ValueError, match="frame"):
+        paper.player(res, frame=4, dpi=30)
+    plt.close(fig)
+
+
 @pytest.mark.parametrize("kw, err", [({"dpi": 10}, ValueError), ({"width": 0}, ValueError),
                                      ({"panel_height": -1.0}, ValueError), ({"fontsize": "big"}, TypeError),
                                      ({"colors": 1}, ValueError), ({"colors": 300}, ValueError)])

@@ -1,5 +1,9 @@
 """The figure experiments of :mod:`blockcd.reproduce.paper`: one function per figure of the paper.
 
+This module holds the measurement helpers and Figures 3-8 (IBCD on the quadratic, ISGD, IASGD);
+:mod:`blockcd.reproduce.figures_vr` holds the variance-reduced methods' Figures 1 (= 9), 2 (= 11),
+10 and 12 (shared-data ISAGA, ISEGA).
+
 Each ``figN(ctx)`` runs the methods of the paper's Figure N (its Sec. 6 and
 Appendix I) on the run context that :func:`blockcd.reproduce.paper.run_paper`
 builds (the configuration, the seeds, the data sets) and returns a
@@ -19,9 +23,17 @@ from .. import plotting, problems
 from .core import Data, Result, _fig
 
 
-def _logistic(data, n: int, lam: float, *, seed: int, shared: bool = False):
-    return problems.logistic(data.A, data.y, n_workers=n, lam=lam, split="identical" if shared else "iid",
-                             seed=seed, name=data.label)
+def _logistic(data, n: int, lam: float, *, seed: int, shared: bool = False, cache=None):
+    """The logistic problem on ``data`` over n workers; with a dict ``cache`` built once per run (the figures
+    share problems, and each computes its f* once, by Newton steps on the d x d Hessian)."""
+    key = ("logistic", data.label, n, lam, seed, shared)
+    if cache is not None and key in cache:
+        return cache[key]
+    p = problems.logistic(data.A, data.y, n_workers=n, lam=lam, split="identical" if shared else "iid",
+                          seed=seed, name=data.label)
+    if cache is not None:
+        cache[key] = p
+    return p
 
 
 def _L_paper(p) -> float:
@@ -112,7 +124,10 @@ def _nice(n: int, d: int) -> bool:
 def _quadratic(ctx, n):
     cfg = ctx.cfg
     o = max(1, round(cfg.quad_o * cfg.quad_d / n))
-    return problems.paper_quadratic(n, cfg.quad_d, o, seed=ctx.seed)
+    key = ("quadratic", n, cfg.quad_d, o, ctx.seed)
+    if key not in ctx.problems:                             # Figs. 3 and 4 share the problem
+        ctx.problems[key] = problems.paper_quadratic(n, cfg.quad_d, o, seed=ctx.seed)
+    return ctx.problems[key]
 
 
 def _ibcd_step(p, n, q) -> float:
@@ -275,7 +290,7 @@ def fig5(ctx) -> Result:
     fig, axes = _fig(1, len(sets))
     for a, name in enumerate(sets):
         data, ax = ctx.data(name), axes[0, a]
-        p1 = _logistic(data, 1, cfg.lam, seed=ctx.seed)
+        p1 = _logistic(data, 1, cfg.lam, seed=ctx.seed, cache=ctx.problems)
         L = _L_paper(p1)
         base = ctx.curves(p1, "is-sgd", m=1, tau=1, step=1 / (5 * L), iters=cfg.sgd_iters, batch=1)
         F0 = _floor(base)
@@ -284,7 +299,7 @@ def fig5(ctx) -> Result:
                          n=1, m=1, tau=1, step=1 / (5 * L), batch=1))
         curves = [(n, b) for n in cfg.sgd_ns if _nice(n, p1.d) for b in cfg.sgd_batches]
         for j, (n, b) in enumerate(curves):
-            p = _logistic(data, n, cfg.lam, seed=ctx.seed)
+            p = _logistic(data, n, cfg.lam, seed=ctx.seed, cache=ctx.problems)
             cur = ctx.curves(p, "is-sgd", m=n, tau=1, step=1 / (5 * L), iters=cfg.sgd_iters, batch=b)
             F = _floor(cur)
             _band(ax, cur, "is-sgd", f"ISGD, n = {n}, batch size {b}", j, len(curves))
@@ -304,7 +319,7 @@ def _qs(cfg, n, m):
 
 
 def _sweep(ctx, fig_no, name, method, step_of, merit, *, lam=None, shared=False, batch=None, iters, eps=None,
-           claim, key, predict=None):
+           claim, key, predict=None, seeds=None):
     """A τ sweep at several n (Figs. 6, 10, 12): the figure of merit at each τ and, per n, its spread
     merit(q_min)/merit(1) over the same range of fractions q for every n."""
     cfg = ctx.cfg
@@ -315,14 +330,14 @@ def _sweep(ctx, fig_no, name, method, step_of, merit, *, lam=None, shared=False,
     fig, axes = _fig(1, len(ns))
     q_min = min(cfg.sweep_qs)
     for a, n in enumerate(ns):
-        p = _logistic(data, n, lam, seed=ctx.seed, shared=shared)
+        p = _logistic(data, n, lam, seed=ctx.seed, cache=ctx.problems, shared=shared)
         m = p.d
         qs = _qs(cfg, n, m)
         ax, vals = axes[0, a], {}
         for j, q in enumerate(qs):
             tau = round(q * m)
             step = step_of(p, n, q)
-            cur = ctx.curves(p, method, m=m, tau=tau, step=step, iters=iters, batch=batch)
+            cur = ctx.curves(p, method, m=m, tau=tau, step=step, iters=iters, batch=batch, seeds=seeds)
             vals[tau] = merit(cur)
             _band(ax, cur, key, f"τ = {tau}, q = {q:.2g}" + (" (1/n)" if tau == max(1, round(m / n)) else ""), j,
                   len(qs))
@@ -393,7 +408,7 @@ def fig7(ctx) -> Result:
     fig, axes = _fig(1, len(sets))
     for a, name in enumerate(sets):
         data, ax = ctx.data(name), axes[0, a]
-        p1 = _logistic(data, 1, cfg.lam, seed=ctx.seed)
+        p1 = _logistic(data, 1, cfg.lam, seed=ctx.seed, cache=ctx.problems)
         curves = [(n, b) for n in cfg.sgd_ns if _nice(n, p1.d) for b in _asgd_batches(cfg)]
         base = {}
         for b in _asgd_batches(cfg):
@@ -404,7 +419,7 @@ def fig7(ctx) -> Result:
                              method="is-asgd", n=1, m=1, tau=1, step=1 / (rho0 * p1.L), batch=b,
                              note=f"rho = {rho0:g} by grid search"))
         for j, (n, b) in enumerate(curves):
-            p = _logistic(data, n, cfg.lam, seed=ctx.seed)
+            p = _logistic(data, n, cfg.lam, seed=ctx.seed, cache=ctx.problems)
             rho, cur, F = _best_rho(ctx, p, m=n, tau=1, iters=cfg.asgd_iters, batch=b)
             _band(ax, cur, "is-asgd", f"IASGD, n = {n}, batch size {b} (ρ = {rho:g})", j, len(curves))
             # "almost indistinguishable": the floors agree within a factor 2, the tolerance of Fig. 5's
@@ -426,7 +441,7 @@ def fig8(ctx) -> Result:
     fig, axes = _fig(1, len(ns))
     b = _asgd_batches(cfg)[0]
     for a, n in enumerate(ns):
-        p = _logistic(data, n, cfg.lam, seed=ctx.seed)
+        p = _logistic(data, n, cfg.lam, seed=ctx.seed, cache=ctx.problems)
         m = p.d
         qs = _qs(cfg, n, m)
         ax, F = axes[0, a], {}
@@ -450,109 +465,3 @@ def fig8(ctx) -> Result:
                      values=spread[large] / med_small, predicted=1.0, check="below", tolerance=0.0,
                      passed=ok, method="is-asgd"))
     return Result("fig08", rows, fig)
-
-
-# ================================================================ Fig. 1 = 9, 10
-def _saga_step(p, n, q) -> float:
-    """Shared-data ISAGA's figure step 1/(L(3/n + q)) (unscaled), q times that in the book's units."""
-    return q / (_L_paper(p) * (3.0 / n + q))
-
-
-def _saga_iters(cfg, N: int) -> int:
-    """Iterations of a shared-data ISAGA run on N functions: max(saga_iters, saga_per_row N)."""
-    return max(cfg.saga_iters, math.ceil(cfg.saga_per_row * N))
-
-
-def fig1(ctx) -> Result:
-    """Shared-data ISAGA at τ = 1/n against SAGA, step 1/(L(3/n + τ)) (Figure 1 = Figure 9)."""
-    cfg = ctx.cfg
-    claim = "nτ = 1 does not slow shared-data ISAGA down against SAGA"
-    rows = []
-    sets = ctx.sets(cfg.saga_data)
-    fig, axes = _fig(1, len(sets))
-    for a, name in enumerate(sets):
-        data, ax = ctx.data(name), axes[0, a]
-        p1 = _logistic(data, 1, cfg.lam, seed=ctx.seed, shared=True)
-        iters = _saga_iters(cfg, p1.N)
-        base = ctx.curves(p1, "isaga-shared", m=1, tau=1, step=_saga_step(p1, 1, 1.0), iters=iters)
-        K0 = _iters_to(base, cfg.saga_eps)
-        _band(ax, base, "saga", "SAGA")
-        rows.append(_row(1, data, "", f"iterations to {cfg.saga_eps:g}", "SAGA", values=K0, method="isaga-shared",
-                         n=1, m=1, tau=1, step=_saga_step(p1, 1, 1.0)))
-        ns = [n for n in cfg.saga_ns if _nice(n, p1.d)]
-        for j, n in enumerate(ns):
-            p = _logistic(data, n, cfg.lam, seed=ctx.seed, shared=True)
-            step = _saga_step(p, n, 1.0 / n)
-            cur = ctx.curves(p, "isaga-shared", m=n, tau=1, step=step, iters=iters)
-            K = _iters_to(cur, cfg.saga_eps)
-            _band(ax, cur, "isaga-shared", f"ISAGA, n = {n}, τ = 1/{n}", j, len(ns))
-            # Corollary 2: O(max(L/mu, N) log 1/eps) at tau = 1/n, SAGA's up to a constant the paper leaves
-            # open; "does not slow down" is read as at most 50% more iterations
-            rows.append(_ratio_row(1, data, claim, "K(ISAGA) / K(SAGA)", f"n = {n}", K, K0, predicted=1.0,
-                                   tolerance=0.5, kind="at most", method="isaga-shared", n=n, m=n, tau=1,
-                                   step=step))
-        ax.set_ylim(cfg.saga_eps / 10, 2)
-        _axes(ax)
-    return Result("fig01", rows, fig)
-
-
-def fig10(ctx) -> Result:
-    """Shared-data ISAGA for several τ, ℓ2 = 0.000025 in the paper: τ matters for small n, less for large n."""
-    cfg = ctx.cfg
-    rows, fig = _sweep(ctx, 10, cfg.saga_data[0], "isaga-shared", _saga_step,
-                       lambda c: _iters_to(c, cfg.fig10_eps), lam=cfg.lam_fig10, shared=True,
-                       iters=max(cfg.fig10_iters, _saga_iters(cfg, ctx.data(cfg.saga_data[0]).A.shape[0])),
-                       eps=cfg.fig10_eps,
-                       key="isaga-shared",
-                       claim="τ affects shared-data ISAGA heavily for small n, less as n grows")
-    return Result("fig10", rows, fig)
-
-
-# ================================================================ Fig. 2 = 11, 12
-def _isega_step(p, n, q) -> float:
-    """ISEGA's figure step 1/(L(1 + 1/(nq))) (the paper's g_i is rescaled already: the book's units)."""
-    return 1.0 / (_L_paper(p) * (1.0 + 1.0 / (n * q)))
-
-
-def fig2(ctx) -> Result:
-    """ISEGA at nτ = 1 for several n against GD at 1/(2L): the figure behind the title (Figure 2 = Figure 11)."""
-    cfg = ctx.cfg
-    claim = "nτ = 1 does not slow ISEGA down against GD"
-    rows = []
-    sets = ctx.sets(cfg.data)
-    fig, axes = _fig(1, len(sets))
-    for a, name in enumerate(sets):
-        data, ax = ctx.data(name), axes[0, a]
-        p1 = _logistic(data, 1, cfg.lam, seed=ctx.seed)
-        g0 = 1.0 / (2.0 * _L_paper(p1))
-        base = ctx.curves(p1, "ibcd", m=1, tau=1, step=g0, iters=cfg.isega_iters, seeds=ctx.seeds[:1])
-        K0 = _iters_to(base, cfg.isega_eps)
-        _band(ax, base, "gd", "GD, step 1/(2L)")
-        rows.append(_row(2, data, "", f"iterations to {cfg.isega_eps:g}", "GD", values=K0, method="gd", n=1, m=1,
-                         tau=1, step=g0))
-        ns = [n for n in cfg.isega_ns if _nice(n, p1.d)]
-        dropped = [n for n in cfg.isega_ns if n not in ns]
-        for j, n in enumerate(ns):
-            p = _logistic(data, n, cfg.lam, seed=ctx.seed)
-            step = _isega_step(p, n, 1.0 / n)
-            cur = ctx.curves(p, "isega", m=n, tau=1, step=step, iters=cfg.isega_iters)
-            K = _iters_to(cur, cfg.isega_eps)
-            _band(ax, cur, "isega", f"ISEGA, n = {n}, τ = 1/{n}", j, len(ns))
-            # Corollary 3: O(L/mu log 1/eps) when L/mu >= n, GD's; "does not slow down": at most 15% more
-            rows.append(_ratio_row(2, data, claim, "K(ISEGA) / K(GD)", f"n = {n}", K, K0, predicted=1.0,
-                                   tolerance=0.15, kind="at most", method="isega", n=n, m=n, tau=1, step=step,
-                                   note=f"n {dropped} need d >= n" if dropped else ""))
-        ax.set_ylim(cfg.isega_eps / 10, 2)
-        _axes(ax)
-    return Result("fig02", rows, fig)
-
-
-def fig12(ctx) -> Result:
-    """ISEGA for several τ: above 1/n little speed-up, the effect of τ diminishing as n grows."""
-    cfg = ctx.cfg
-    rows, fig = _sweep(ctx, 12, cfg.data[0], "isega", _isega_step, lambda c: _iters_to(c, cfg.isega_eps),
-                       iters=cfg.isega_iters, eps=cfg.isega_eps,
-                       key="isega", predict=lambda p, n, q: (1 + 1 / (n * q)) / (1 + 1 / n),
-                       claim="τ has a heavy impact on ISEGA for small n, diminishing as n grows; "
-                             "increasing τ beyond 1/n yields no significant speed-up")
-    return Result("fig12", rows, fig)

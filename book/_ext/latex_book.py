@@ -17,8 +17,6 @@ For the LaTeX builder only:
    exercises, in the PDF and (opened, not as dropdowns) in the HTML: the instructor's copy.
 6. Domain indices other than the Python module index are left out (the proof index would list
    raw labels).
-7. An output that exists only as HTML (a player stored without its static frame) is left out
-   rather than printed as ``<IPython.core.display.HTML object>``.
 
 For every builder: the package version and the build date (``SOURCE_DATE_EPOCH`` if set, else
 today, UTC) are the Sphinx ``version``/``release``, shown in every HTML page's footer and on the
@@ -154,7 +152,6 @@ def _doctree_resolved(app, doctree, docname):
         _number_as_html(app, doctree)
         _name_chapters(app, doctree)
         _exercise_references(app, doctree)
-        _drop_html_only_outputs(doctree)
     elif app.builder.format == "html" and instructor():
         for node in doctree.findall(_is_solution):
             node["classes"] = [c for c in node["classes"] if c != "dropdown"]
@@ -206,21 +203,6 @@ def _exercise_references(app, doctree):
             new = exercise_latex_number_reference(refid=label)
             new += nodes.Text(ref.astext())
             ref.replace_self(new)
-
-
-#: what IPython prints for an HTML display that has no other form (a player without a static frame)
-HTML_ONLY = "<IPython.core.display.HTML object>"
-
-
-def _drop_html_only_outputs(doctree):
-    """Leave out of the PDF the outputs that exist only as HTML, instead of printing their repr.
-
-    The explorers' and chapter 13's players carry a static frame (``blockcd.widgets.frame.Player``),
-    which the PDF shows; an output stored before they did prints nothing rather than a grey box.
-    """
-    for block in list(doctree.findall(nodes.literal_block)):
-        if block.astext().strip() == HTML_ONLY:
-            block.parent.remove(block)
 
 
 def setup(app):
