@@ -19,7 +19,6 @@ NOTEBOOKS = sorted(BOOK.glob("*.ipynb"))
 
 #: chapters whose own fixes are pending elsewhere: (chapter, test) -> why it still fails
 PENDING = {
-    ("13_paper_figures", "code"): "chapter 13's code cells are reformatted separately",
 }
 
 CODE_WIDTH = 88
