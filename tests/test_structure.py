@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1] / "blockcd"
 MAX_LINES = 520
 #: packages being reorganised on their own (their circle, figures <-> paper, and their modules'
 #: shared private helpers are closed there); every other module is held to the rules below
-APART = ("blockcd.reproduce", "blockcd.problems")
+APART: tuple[str, ...] = ()
 
 
 def _apart(name: str) -> bool:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import blockcd
-from blockcd.reproduce.core import _write_csv
+from blockcd.reproduce.core import write_csv
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -38,7 +38,7 @@ def test_changelog_newest_entry_is_this_version():
 
 
 def test_reproduce_csv_names_the_version(tmp_path):
-    path = _write_csv(tmp_path / "x.csv", [{"a": 1, "b": 2.5}, {"a": 3, "b": float("nan")}])
+    path = write_csv(tmp_path / "x.csv", [{"a": 1, "b": 2.5}, {"a": 3, "b": float("nan")}])
     rows = list(csv.DictReader(path.read_text().splitlines()))
     assert [r["blockcd_version"] for r in rows] == [blockcd.__version__] * 2
     assert [r["a"] for r in rows] == ["1", "3"] and rows[1]["b"] == ""

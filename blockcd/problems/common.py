@@ -19,7 +19,7 @@ SHARED_ALIASES = {"shared": "identical"}
 DENSE_LIMIT = 3000
 
 
-def _sigmoid(z: np.ndarray) -> np.ndarray:
+def sigmoid(z: np.ndarray) -> np.ndarray:
     # numerically stable logistic function
     return np.exp(-np.logaddexp(0.0, -z))
 

@@ -27,7 +27,7 @@ from .._validate import (
 )
 from ..oracle import Worker, Workers, dphi, dpsi
 from ..regularizers import Regularizer
-from .common import DENSE_LIMIT, LOSSES, SHARED_ALIASES, SPLITS, _sigmoid, split_rows
+from .common import DENSE_LIMIT, LOSSES, SHARED_ALIASES, SPLITS, sigmoid, split_rows
 from .optimum import OptimumMixin
 from .smoothness import SmoothnessMixin
 from .variance import VarianceMixin
@@ -247,7 +247,7 @@ class Problem(SmoothnessMixin, OptimumMixin, VarianceMixin):
         if self.loss == "ridge":
             curv = 1.0
         else:
-            s = _sigmoid(self._margins(x) * self._t)
+            s = sigmoid(self._margins(x) * self._t)
             curv = s * (1 - s)
         H = self._hess_dense(curv) + self.lam * np.eye(self.d)
         if self.nonconvex:

@@ -16,7 +16,7 @@ import scipy.optimize as sopt
 import scipy.sparse.linalg as spla
 
 from ..regularizers import prox_gradient
-from .common import DENSE_LIMIT, _sigmoid
+from .common import DENSE_LIMIT, sigmoid
 
 
 class OptimumMixin:
@@ -55,12 +55,12 @@ class OptimumMixin:
 
         def hess(x):
             z = self._margins(x)
-            s = _sigmoid(z * self._t)
+            s = sigmoid(z * self._t)
             return self._hess_dense(s * (1 - s)) + self.lam * np.eye(self.d)
 
         def hessp(x, v):
             z = self._margins(x)
-            s = _sigmoid(z * self._t)
+            s = sigmoid(z * self._t)
             return self._hess_matvec(v, s * (1 - s)) + self.lam * v
 
         x0 = np.zeros(self.d)

@@ -77,22 +77,22 @@ from .._validate import check_float, check_seed
 from .breaks import where_it_breaks
 from .claims import independent_vs_shared, iterations_vs_tau, ninety_nine, real_data
 from .core import (
-    _PLANS,
     BATCH,
     COLUMNS,
     CONFIGS,
     FULL,
     METHODS,
     PAPER_METHODS,
+    PLANS,
     QUICK,
     SWEEP_METHODS,
     TABLE_COLUMNS,
     TOLERANCE,
     Config,
     Result,
-    _config,
-    _write_csv,
+    as_config,
     summary_table,
+    write_csv,
 )
 from .decreasing import decreasing_step
 from .part2 import paper_part2
@@ -172,14 +172,14 @@ def run_suite(names: Sequence[str] | None = None, *, config="quick", out=None, s
 
     keys = list(EXPERIMENTS) if names is None else [experiment_name(x) for x in names]
     keys = [k for k in EXPERIMENTS if k in keys]
-    cfg = _config(config)
+    cfg = as_config(config)
     seed = check_seed("seed", seed)
     tolerance = check_float("tolerance", tolerance, positive=True)
     bar = None
     if progress:
         from tqdm.auto import tqdm
 
-        total = sum(_PLANS[k](cfg, cfg.seeds) for k in keys)
+        total = sum(PLANS[k](cfg, cfg.seeds) for k in keys)
         bar = tqdm(total=total, unit="run", file=sys.stderr, dynamic_ncols=True)
         bar.blockcd_preset = True
     results = []
@@ -194,7 +194,7 @@ def run_suite(names: Sequence[str] | None = None, *, config="quick", out=None, s
         if bar is not None:
             bar.close()
     if out is not None:
-        _write_csv(Path(out) / "summary.csv", [r for res in results for r in res.checks])
+        write_csv(Path(out) / "summary.csv", [r for res in results for r in res.checks])
     return results
 
 

@@ -14,19 +14,19 @@ import numpy as np
 
 from .. import plotting, problems, theory
 from .core import (
-    _PLANS,
+    PLANS,
     TOLERANCE,
     Result,
-    _batch,
-    _fig,
-    _one_thread,
-    _predicted,
-    _random,
-    _Runner,
+    Runner,
+    batch_size,
+    new_figure,
+    one_thread,
+    predicted,
+    varies_by_seed,
 )
 
 
-@_one_thread
+@one_thread
 def where_it_breaks(config="quick", *, seed: int = 0, progress=None, tolerance: float = TOLERANCE) -> Result:
     r"""Where measured and predicted ratios part, and in which direction the theory says they should.
 
@@ -55,10 +55,10 @@ def where_it_breaks(config="quick", *, seed: int = 0, progress=None, tolerance: 
 
     Arguments and return value as in :func:`ninety_nine`.
     """
-    R = _Runner(config, seed, progress, tolerance)
+    R = Runner(config, seed, progress, tolerance)
     c = R.config
     S = len(R.seeds)
-    R.plan(_PLANS["where_it_breaks"](c, S), "where_it_breaks")
+    R.plan(PLANS["where_it_breaks"](c, S), "where_it_breaks")
     rows = []
     eps = 1e-4
 
@@ -104,7 +104,7 @@ def where_it_breaks(config="quick", *, seed: int = 0, progress=None, tolerance: 
         rows.append(R.row("where_it_breaks", short, "isega", m_b, t, eps, K_b[m_b], K_b[t], pred,
                           "L ratio (step term only)", _p=p_b, check="above" if t == tau_b else "info",
                           r=p_b.r, part="kappa below n", kappa=p_b.kappa,
-                          bound_ratio=_predicted(p_b, "isega", m_b, t, eps)[0],
+                          bound_ratio=predicted(p_b, "isega", m_b, t, eps)[0],
                           step_term=terms[t][0], memory_term=terms[t][1]))
     sc_m, T_m = R.tuned(p_b, "isega", m_b, m_b, eps, K_b[m_b])
     sc_t, T_t = R.tuned(p_b, "isega", m_b, tau_b, eps, K_b[tau_b])
@@ -123,9 +123,9 @@ def where_it_breaks(config="quick", *, seed: int = 0, progress=None, tolerance: 
         q[1]["theory_step_ratio"] = next(r["measured_ratio"] for r in rows
                                          if r["problem"] == short and r["step"] == "theory")
     for method in c.tuned_methods:
-        b = _batch(method)
-        pred, kind = _predicted(p, method, m, tau, eps, batch=b)
-        seeds_m = R.seeds if _random(method, m, m) else R.seeds[:1]
+        b = batch_size(method)
+        pred, kind = predicted(p, method, m, tau, eps, batch=b)
+        seeds_m = R.seeds if varies_by_seed(method, m, m) else R.seeds[:1]
         K_m = R.iterations(p, method, m, m, eps, seeds=seeds_m, batch=b)
         R.tick(S - len(seeds_m))
         K_t = R.iterations(p, method, m, tau, eps, batch=b)
@@ -142,7 +142,7 @@ def where_it_breaks(config="quick", *, seed: int = 0, progress=None, tolerance: 
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    fig, axes = _fig(2, 2, size=(10.5, 10.2))
+    fig, axes = new_figure(2, 2, size=(10.5, 10.2))
 
     def legend_below(ax, **kw):
         """The panel's legend under its x axis, off the data, at a readable size."""
@@ -182,7 +182,7 @@ def where_it_breaks(config="quick", *, seed: int = 0, progress=None, tolerance: 
     dense = np.unique(np.round(np.geomspace(1, m_b, 50)).astype(int))
     ax.plot(dense, [theory.predicted_ratio(p_b, "isega", m_b, t) for t in dense], color="k", ls="--",
             lw=1.5, label=r"step term only, $\mathcal{L}(\tau)/\mathcal{L}(m)$")
-    ax.plot(dense, [_predicted(p_b, "isega", m_b, t, eps)[0] for t in dense], color="#d62728", ls=":", lw=2,
+    ax.plot(dense, [predicted(p_b, "isega", m_b, t, eps)[0] for t in dense], color="#d62728", ls=":", lw=2,
             label="bound with memory term")
     ax.axvline(m_b / n_b, color="0.5", ls=":", lw=1)
     ax.set_xscale("log")

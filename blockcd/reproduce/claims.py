@@ -16,22 +16,22 @@ from .. import plotting, problems, theory
 from ..experiments import variance_mc
 from ..methods import run
 from .core import (
-    _PLANS,
+    PLANS,
     SWEEP_METHODS,
     TOLERANCE,
     Result,
-    _band,
-    _batch,
-    _fig,
-    _one_thread,
-    _plain_log,
-    _predicted,
-    _random,
-    _Runner,
+    Runner,
+    band,
+    batch_size,
+    new_figure,
+    one_thread,
+    plain_log,
+    predicted,
+    varies_by_seed,
 )
 
 
-@_one_thread
+@one_thread
 def ninety_nine(config="quick", *, seed: int = 0, progress=None, tolerance: float = TOLERANCE) -> Result:
     r"""The 99% figure: n = 100 workers, each sending tau = m/n = 1% of the m blocks.
 
@@ -58,20 +58,20 @@ def ninety_nine(config="quick", *, seed: int = 0, progress=None, tolerance: floa
         iterations and against blocks sent per worker, median and min-max over
         the seeds.
     """
-    R = _Runner(config, seed, progress, tolerance)
+    R = Runner(config, seed, progress, tolerance)
     c = R.config
     n = 100
     synth = problems.synthetic(n, c.nn_rows, 200, interpolating=True, cond=10, seed=R.seed)
     real = _real_problem(c.nn_real, n, "iid", R.seed)
     cases = [(synth, "synthetic", c.nn_eps), (real, c.nn_real.replace("_", " "), c.real_eps)]
-    R.plan(_PLANS["ninety_nine"](c, len(R.seeds)), "ninety_nine")
+    R.plan(PLANS["ninety_nine"](c, len(R.seeds)), "ninety_nine")
     rows, curves = [], []
     for p, short, eps in cases:
         m = p.d
         taus = sorted({m, max(1, m // n), 1}, reverse=True)
         hist, K = {}, {}
         for tau in taus:
-            seeds = R.seeds if _random("ibcd", m, tau) else R.seeds[:1]
+            seeds = R.seeds if varies_by_seed("ibcd", m, tau) else R.seeds[:1]
             if tau == m:
                 bound = theory.predicted_iterations(p, "ibcd", m, tau, eps)
                 iters = int(max(50, math.ceil(0.5 * bound)))
@@ -91,7 +91,7 @@ def ninety_nine(config="quick", *, seed: int = 0, progress=None, tolerance: floa
             pred = theory.predicted_ratio(p, "ibcd", m, tau)
             kind, check = "L ratio", "within"
             if not p.interpolating:
-                bound, _ = _predicted(p, "ibcd", m, tau, eps)
+                bound, _ = predicted(p, "ibcd", m, tau, eps)
                 if math.isfinite(bound):
                     pred, kind = bound, "bound ratio"
                 else:  # the theorem's neighbourhood lies above eps: only the step term's ratio, as a floor
@@ -105,7 +105,7 @@ def ninety_nine(config="quick", *, seed: int = 0, progress=None, tolerance: floa
     R.settle()
     R.close()
 
-    fig, axes = _fig(2, 2, size=(10.5, 7.4))
+    fig, axes = new_figure(2, 2, size=(10.5, 7.4))
     looks = {0: ("gd", {}), 1: ("ibcd", {}), 2: ("ibcd", {"color": "#9ecae1", "marker": "s"})}
     for a, (p, short, eps, taus, hist, K) in enumerate(curves):
         m = p.d
@@ -118,8 +118,8 @@ def ninety_nine(config="quick", *, seed: int = 0, progress=None, tolerance: floa
                 name = r"$\tau = 1 = \lceil m/n \rceil$"
             rel = np.array([h.dist2[: kmax + 1] / h.dist2[0] for h in hist[tau]])
             k = np.arange(rel.shape[1])
-            _band(axes[a, 0], k, rel, key, f"{name}: {tau} of {m} blocks", **kw)
-            _band(axes[a, 1], k[1:] * tau, rel[:, 1:], key, name, **kw)
+            band(axes[a, 0], k, rel, key, f"{name}: {tau} of {m} blocks", **kw)
+            band(axes[a, 1], k[1:] * tau, rel[:, 1:], key, name, **kw)
         for ax in axes[a]:
             ax.axhline(eps, color="0.4", ls=":", lw=1.5)
         axes[a, 0].set_xlabel("iteration k")
@@ -148,7 +148,7 @@ def _knee(taus_dense, pred_dense) -> float:
     return float(np.exp(np.log(t[i]) + w * (np.log(t[i + 1]) - np.log(t[i]))))
 
 
-@_one_thread
+@one_thread
 def iterations_vs_tau(config="quick", *, seed: int = 0, progress=None, tolerance: float = TOLERANCE) -> Result:
     r"""K(tau)/K(m) for each method and number of workers n, with the knee marked.
 
@@ -163,20 +163,20 @@ def iterations_vs_tau(config="quick", *, seed: int = 0, progress=None, tolerance
     exceeds ``config.sweep_cap`` iterations are not run.  Tolerance 15%.
     Arguments and return value as in :func:`ninety_nine`.
     """
-    R = _Runner(config, seed, progress, tolerance)
+    R = Runner(config, seed, progress, tolerance)
     c = R.config
     m = 100
     taus = sorted({t for t in c.sweep_taus if 1 <= t <= m} | {m}, reverse=True)
-    R.plan(_PLANS["iterations_vs_tau"](c, len(R.seeds)), "iterations_vs_tau")
+    R.plan(PLANS["iterations_vs_tau"](c, len(R.seeds)), "iterations_vs_tau")
     rows, panels = [], []
     for n in c.sweep_ns:
         p = problems.synthetic(n, c.sweep_rows, m, interpolating=True, cond=10, seed=R.seed)
         short = f"synthetic n={n}"
         lines = {}
         for method in SWEEP_METHODS:
-            b = _batch(method)
+            b = batch_size(method)
             dense = np.unique(np.round(np.geomspace(1, m, 60)).astype(int))
-            pred_dense = np.array([_predicted(p, method, m, t, c.sweep_eps, batch=b)[0] for t in dense])
+            pred_dense = np.array([predicted(p, method, m, t, c.sweep_eps, batch=b)[0] for t in dense])
             knee = theory.knee(m, n, p.r) if method == "ibcd" else _knee(dense, pred_dense)
             meas = {}
             K_m = None
@@ -184,8 +184,8 @@ def iterations_vs_tau(config="quick", *, seed: int = 0, progress=None, tolerance
                 bound = theory.predicted_iterations(p, method, m, tau, c.sweep_eps, batch=b)
                 if not bound <= c.sweep_cap:
                     break
-                seeds = R.seeds if _random(method, m, tau) else R.seeds[:1]
-                pred, kind = _predicted(p, method, m, tau, c.sweep_eps, batch=b)
+                seeds = R.seeds if varies_by_seed(method, m, tau) else R.seeds[:1]
+                pred, kind = predicted(p, method, m, tau, c.sweep_eps, batch=b)
                 K = R.iterations(p, method, m, tau, c.sweep_eps, seeds=seeds, batch=b)
                 if len(seeds) < len(R.seeds):
                     R.tick(len(R.seeds) - len(seeds))
@@ -203,7 +203,7 @@ def iterations_vs_tau(config="quick", *, seed: int = 0, progress=None, tolerance
 
     ncols = min(len(panels), 2)
     nrows = -(-len(panels) // ncols)
-    fig, axes = _fig(nrows, ncols, size=(5.2 * ncols, 4.0 * nrows), sharey=True)
+    fig, axes = new_figure(nrows, ncols, size=(5.2 * ncols, 4.0 * nrows), sharey=True)
     for ax in axes.flat[len(panels):]:
         ax.set_visible(False)
     for ax, (n, p, lines) in zip(axes.flat, panels):
@@ -236,7 +236,7 @@ def iterations_vs_tau(config="quick", *, seed: int = 0, progress=None, tolerance
 
 
 # ============================================================ experiment 3
-@_one_thread
+@one_thread
 def independent_vs_shared(config="quick", *, seed: int = 0, progress=None,
                           tolerance: float = TOLERANCE) -> Result:
     r"""Independent against shared block choices at the same tau = m/n: the n-fold difference.
@@ -252,11 +252,11 @@ def independent_vs_shared(config="quick", *, seed: int = 0, progress=None,
     its tolerance is four Monte-Carlo standard errors.  Arguments and return
     value as in :func:`ninety_nine`.
     """
-    R = _Runner(config, seed, progress, tolerance)
+    R = Runner(config, seed, progress, tolerance)
     c = R.config
     m = 100
     eps = 1e-4
-    R.plan(_PLANS["independent_vs_shared"](c, len(R.seeds)), "independent_vs_shared")
+    R.plan(PLANS["independent_vs_shared"](c, len(R.seeds)), "independent_vs_shared")
     rows, pts = [], []
     for n in c.shared_ns:
         p = problems.synthetic(n, 100, m, interpolating=True, cond=10, seed=R.seed)
@@ -293,7 +293,7 @@ def independent_vs_shared(config="quick", *, seed: int = 0, progress=None,
     R.settle()
     R.close()
 
-    fig, axes = _fig(1, 2, size=(10.5, 4.0))
+    fig, axes = new_figure(1, 2, size=(10.5, 4.0))
     ns = np.array([q[0] for q in pts])
     ax = axes[0, 0]
     for j, key in ((3, "independent"), (4, "shared")):
@@ -315,8 +315,8 @@ def independent_vs_shared(config="quick", *, seed: int = 0, progress=None,
     ax2.plot(ns, ns, color="0.6", ls=":", lw=1.5, label="n")
     ax2.set_ylabel("variance, shared / independent")
     for a in (ax, ax2):
-        _plain_log(a, "x")
-        _plain_log(a, "y")
+        plain_log(a, "x")
+        plain_log(a, "y")
         a.set_xticks(ns, [str(v) for v in ns])
         a.set_xlabel(r"workers $n$ (at $\tau = m/n$)")
         a.legend(fontsize=8)
@@ -373,7 +373,7 @@ def _floor_row(R, p, short, method, m, tau, batch) -> dict:
     }
 
 
-@_one_thread
+@one_thread
 def real_data(config="quick", *, seed: int = 0, progress=None, tolerance: float = TOLERANCE) -> Result:
     r"""The paper's a1a (LIBSVM): the ratios of the methods with shifts, the floors of those without.
 
@@ -392,12 +392,12 @@ def real_data(config="quick", *, seed: int = 0, progress=None, tolerance: float 
     returned as the table ``constants``.  Arguments and return value as in
     :func:`ninety_nine`.
     """
-    R = _Runner(config, seed, progress, tolerance)
+    R = Runner(config, seed, progress, tolerance)
     c = R.config
     R.seeds = R.seeds[: c.real_seeds or len(R.seeds)]
     n = 10
     methods = ("isega", "is-saga", "ibcd", "is-sgd")
-    R.plan(_PLANS["real_data"](c, len(R.seeds)), "real_data")
+    R.plan(PLANS["real_data"](c, len(R.seeds)), "real_data")
     rows, consts = [], []
     for dataset, split in c.real_sets:
         p = _real_problem(dataset, n, split, R.seed)
@@ -408,13 +408,13 @@ def real_data(config="quick", *, seed: int = 0, progress=None, tolerance: float 
         consts.append({"problem": short, "n": n, "d": p.d, "m": m, "L": s["L"], "L_max": s["L_max"], "mu": s["mu"],
                        "kappa": s["kappa"], "r": s["r"], "sigma_star2": s["sigma_star2"], "rho0": s["rho0"]})
         for method in methods:
-            b = _batch(method)
+            b = batch_size(method)
             if method in ("ibcd", "is-sgd"):
                 rows.append(_floor_row(R, p, short, method, m, tau, b))
                 continue
             eps = c.real_eps_shifted
-            pred, kind = _predicted(p, method, m, tau, eps, batch=b)
-            seeds_m = R.seeds if _random(method, m, m) else R.seeds[:1]
+            pred, kind = predicted(p, method, m, tau, eps, batch=b)
+            seeds_m = R.seeds if varies_by_seed(method, m, m) else R.seeds[:1]
             K_m = R.iterations(p, method, m, m, eps, seeds=seeds_m, batch=b)
             R.tick(len(R.seeds) - len(seeds_m))
             K_t = R.iterations(p, method, m, tau, eps, batch=b)
@@ -426,7 +426,7 @@ def real_data(config="quick", *, seed: int = 0, progress=None, tolerance: float 
     from matplotlib.lines import Line2D
 
     present = list(dict.fromkeys(ds for ds, _ in c.real_sets))
-    fig, axes = _fig(1, 2, size=(10.5, 4.2))
+    fig, axes = new_figure(1, 2, size=(10.5, 4.2))
     panels = ((axes[0, 0], methods[:2], r"$K(m/n) / K(m)$"),
               (axes[0, 1], methods[2:], r"floor: mean $\|x^k - x^\star\|^2 / \|x^0 - x^\star\|^2$"))
     for ax, group, ylabel in panels:
@@ -450,7 +450,7 @@ def real_data(config="quick", *, seed: int = 0, progress=None, tolerance: float 
                     ax.plot([x + dx - 0.14, x + dx + 0.14], [r["predicted_ratio"]] * 2, color="k", lw=2)
         ax.set_xticks(ticks, labels)
         ax.set_xlim(min(ticks) - 0.6, max(ticks) + 0.6)
-        _plain_log(ax)
+        plain_log(ax)
         ax.grid(axis="x", visible=False)
         ax.set_ylabel(ylabel)
     handles = [Line2D([], [], ls="none", marker="o", color="0.3", label="iid split"),

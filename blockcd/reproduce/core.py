@@ -168,9 +168,9 @@ class Result:
                 meta = {"CreationDate": None} if ext == "pdf" else {"Software": None}
                 self.figure.savefig(p, bbox_inches="tight", metadata=meta)
                 paths.append(p)
-        paths.append(_write_csv(out / f"{self.name}.csv", self.rows))
+        paths.append(write_csv(out / f"{self.name}.csv", self.rows))
         for key, rows in self.tables.items():
-            paths.append(_write_csv(out / f"{self.name}_{key}.csv", rows))
+            paths.append(write_csv(out / f"{self.name}_{key}.csv", rows))
         return paths
 
 
@@ -212,7 +212,7 @@ def _fmt(v) -> str:
     return "" if v is None else str(v)
 
 
-def _write_csv(path: Path, rows: Sequence[dict]) -> Path:
+def write_csv(path: Path, rows: Sequence[dict]) -> Path:
     keys = list(COLUMNS) if rows and "experiment" in rows[0] else []
     for r in rows:
         keys += [k for k in r if k not in keys]
@@ -272,7 +272,7 @@ def summary_table(results: Iterable[Result], *, checks_only: bool = True,
 
 
 # ------------------------------------------------------------------ runner
-def _config(config) -> Config:
+def as_config(config) -> Config:
     if isinstance(config, str):
         return CONFIGS[check_choice("config", config, tuple(CONFIGS))]
     if not isinstance(config, Config):
@@ -280,11 +280,11 @@ def _config(config) -> Config:
     return config
 
 
-class _Runner:
+class Runner:
     """Seeds, progress bar and the two measurements every experiment uses."""
 
     def __init__(self, config, seed, progress, tolerance):
-        self.config = _config(config)
+        self.config = as_config(config)
         self.seed = check_seed("seed", seed)
         self.seeds = tuple(self.seed + j for j in range(self.config.seeds))
         self.tolerance = check_float("tolerance", tolerance, positive=True)
@@ -345,7 +345,7 @@ class _Runner:
     def tuned(self, problem, method, m, tau, eps, k_theory, *, batch=None, scales=None):
         """Best step among theory step x ``scales``: :func:`blockcd.experiments.tuned_step`."""
         scales = _SCALES if scales is None else scales
-        seeds = self.seeds if _random(method, m, tau) else self.seeds[:1]
+        seeds = self.seeds if varies_by_seed(method, m, tau) else self.seeds[:1]
         best_scale, best = tuned_step(problem, method, m, tau, eps, scales=scales, seeds=seeds, batch=batch,
                                       k_theory=k_theory)
         self.tick(len(self.seeds) * len(scales))
@@ -385,7 +385,7 @@ class _Runner:
         return r
 
 
-def _one_thread(fn):
+def one_thread(fn):
     """Run an experiment with one BLAS thread: its products are small, and more threads only contend."""
 
     @functools.wraps(fn)
@@ -398,7 +398,7 @@ def _one_thread(fn):
     return wrapper
 
 
-def _predicted(problem, method, m, tau, eps, *, batch=None):
+def predicted(problem, method, m, tau, eps, *, batch=None):
     """(predicted K(tau)/K(m), which prediction): see the module docstring."""
     if method in ("ibcd", "is-sgd") and problem.interpolating:
         return theory.predicted_ratio(problem, method, m, tau, batch=batch), "L ratio"
@@ -407,16 +407,16 @@ def _predicted(problem, method, m, tau, eps, *, batch=None):
     return k_tau / k_m, "bound ratio"
 
 
-def _batch(method):
+def batch_size(method):
     return BATCH if method in ("is-sgd", "is-saga") else None
 
 
-def _random(method, m, tau):
+def varies_by_seed(method, m, tau):
     """Whether runs differ between seeds (block choices, or minibatches)."""
     return tau < m or method in ("is-sgd", "is-saga")
 
 
-def _fig(nrows=1, ncols=1, **kw):
+def new_figure(nrows=1, ncols=1, **kw):
     import matplotlib.pyplot as plt
 
     plotting.setup()
@@ -424,7 +424,7 @@ def _fig(nrows=1, ncols=1, **kw):
     return plt.subplots(nrows, ncols, figsize=(w, h), squeeze=False, **kw)
 
 
-def _plain_log(ax, which="y"):
+def plain_log(ax, which="y"):
     """Log scale with tick labels as plain numbers (2, 5, 10, 20) instead of powers of ten."""
     from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
 
@@ -437,7 +437,7 @@ def _plain_log(ax, which="y"):
     axis.set_minor_formatter(NullFormatter())
 
 
-def _band(ax, k, curves, key, label, **kw):
+def band(ax, k, curves, key, label, **kw):
     """Median curve over seeds with a min-max band; curves: (seeds, k) relative errors."""
     curves = np.maximum(np.asarray(curves), 1e-300)
     st = plotting.style(key, **kw)
@@ -452,7 +452,7 @@ def _band(ax, k, curves, key, label, **kw):
 
 
 #: upper bounds on the runs of each experiment (grid points skipped are counted as done)
-_PLANS = {
+PLANS = {
     "ninety_nine": lambda c, S: 2 * (1 + 2 * S),
     "iterations_vs_tau": lambda c, S: len(c.sweep_ns) * len(SWEEP_METHODS) * len(set(c.sweep_taus) | {100}) * S,
     "independent_vs_shared": lambda c, S: len(c.shared_ns) * (1 + 2 * S),

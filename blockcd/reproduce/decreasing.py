@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import plotting, problems, theory
 from ..methods import run
-from .core import _PLANS, TOLERANCE, Result, _fig, _one_thread, _Runner
+from .core import PLANS, TOLERANCE, Result, Runner, new_figure, one_thread
 
 #: minibatch size (the local noise sigma^2 of Theorem 6 is that of one minibatch)
 BATCH = 5
@@ -52,7 +52,7 @@ def _rate_row(label, n, tau, T, curves, step, prediction):
                 step=step, exponent_se=se)
 
 
-@_one_thread
+@one_thread
 def decreasing_step(config="quick", *, seed: int = 0, progress=None, tolerance: float = TOLERANCE) -> Result:
     r"""IS-SGD with ``step='decreasing'`` on heterogeneous, noisy data: below the bound, at the rate 1/t.
 
@@ -76,10 +76,10 @@ def decreasing_step(config="quick", *, seed: int = 0, progress=None, tolerance: 
     seeds are the configuration's ``decreasing`` (quick 6000 iterations, 12 seeds; full 10000, 20).  Arguments and
     return value as in :func:`blockcd.reproduce.ninety_nine`.
     """
-    R = _Runner(config, seed, progress, tolerance)
+    R = Runner(config, seed, progress, tolerance)
     T, S = R.config.decreasing
     seeds = [R.seed + j for j in range(S)]
-    R.plan(_PLANS["decreasing_step"](R.config, S), "decreasing_step")
+    R.plan(PLANS["decreasing_step"](R.config, S), "decreasing_step")
     rows = []
     ex_label = "synthetic, heterogeneous, noisy"
 
@@ -136,7 +136,7 @@ def decreasing_step(config="quick", *, seed: int = 0, progress=None, tolerance: 
     R.settle()
     R.close()
 
-    fig, axes = _fig(1, 2, size=(10.5, 4.0))
+    fig, axes = new_figure(1, 2, size=(10.5, 4.0))
     ax = axes[0, 0]
     k = np.arange(1, T + 1)
     ax.loglog(k, avg.mean(0)[1:], **plotting.style("is-sgd", label=r"decreasing step, $f(\hat x_t) - f^\star$",

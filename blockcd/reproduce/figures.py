@@ -20,10 +20,10 @@ import math
 import numpy as np
 
 from .. import plotting, problems
-from .core import Data, Result, _fig
+from .core import Data, Result, new_figure
 
 
-def _logistic(data, n: int, lam: float, *, seed: int, shared: bool = False, cache=None):
+def logistic_problem(data, n: int, lam: float, *, seed: int, shared: bool = False, cache=None):
     """The logistic problem on ``data`` over n workers; with a dict ``cache`` built once per run (the figures
     share problems, and each computes its f* once, by Newton steps on the d x d Hessian)."""
     key = ("logistic", data.label, n, lam, seed, shared)
@@ -36,7 +36,7 @@ def _logistic(data, n: int, lam: float, *, seed: int, shared: bool = False, cach
     return p
 
 
-def _L_paper(p) -> float:
+def L_paper(p) -> float:
     """The paper's one L on logistic data: the largest smoothness of a single row (see the module docstring)."""
     return float(p.L_sample.max())
 
@@ -44,7 +44,7 @@ def _L_paper(p) -> float:
 # ------------------------------------------------------------------ runs
 
 
-def _iters_to(curves: np.ndarray, eps: float) -> np.ndarray:
+def iters_to(curves: np.ndarray, eps: float) -> np.ndarray:
     """Per seed, the first iteration with relative suboptimality <= eps (nan: never)."""
     out = np.full(curves.shape[0], np.nan)
     for j, c in enumerate(curves):
@@ -66,7 +66,7 @@ def _stats(v) -> tuple[float, float, float]:
     return float(np.median(v)), float(v.min()), float(v.max())
 
 
-def _row(fig, data, claim, quantity, curve, *, values, predicted=math.nan, check="info", tolerance=math.nan,
+def result_row(fig, data, claim, quantity, curve, *, values, predicted=math.nan, check="info", tolerance=math.nan,
          passed=None, method="", n="", m="", tau="", step=math.nan, batch="", note="") -> dict:
     med, lo, hi = _stats(values)
     return {
@@ -78,7 +78,7 @@ def _row(fig, data, claim, quantity, curve, *, values, predicted=math.nan, check
     }
 
 
-def _ratio_row(fig, data, claim, quantity, curve, num, den, *, predicted, tolerance, kind="within", **kw):
+def ratio_row(fig, data, claim, quantity, curve, num, den, *, predicted, tolerance, kind="within", **kw):
     """A checked ratio of two curves' medians: ``within`` |r/pred - 1| <= tol, ``at most`` r <= pred (1 + tol),
     ``at least`` r >= pred / (1 + tol).  nan (a run that never got there) fails."""
     num, den = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
@@ -92,13 +92,13 @@ def _ratio_row(fig, data, claim, quantity, curve, num, den, *, predicted, tolera
         ok = r >= predicted / (1.0 + tolerance)
     else:
         raise ValueError(f"kind must be 'within', 'at most' or 'at least', got {kind!r}")
-    row = _row(fig, data, claim, quantity, curve, values=per, predicted=predicted, check=kind,
+    row = result_row(fig, data, claim, quantity, curve, values=per, predicted=predicted, check=kind,
                tolerance=tolerance, passed=bool(ok) and math.isfinite(r), **kw)
     row["measured"] = r
     return row
 
 
-def _band(ax, curves, key, label, j=0, k=1, *, floor=1e-16):
+def band(ax, curves, key, label, j=0, k=1, *, floor=1e-16):
     c = np.clip(curves, floor, None)
     c = np.where(np.isfinite(c), c, np.nan)
     x = np.arange(c.shape[1])
@@ -110,13 +110,13 @@ def _band(ax, curves, key, label, j=0, k=1, *, floor=1e-16):
         ax.fill_between(x, np.nanmin(c, axis=0), np.nanmax(c, axis=0), color=st["color"], alpha=0.2, lw=0)
 
 
-def _axes(ax, ylabel="relative suboptimality", xlabel="iterations"):
+def label_axes(ax, ylabel="relative suboptimality", xlabel="iterations"):
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.legend(fontsize=8)
 
 
-def _nice(n: int, d: int) -> bool:
+def nice(n: int, d: int) -> bool:
     return n <= d
 
 
@@ -187,7 +187,7 @@ def fig3(ctx) -> Result:
                "at nτ = 1: the paper's order IBCD < CD-IS does not hold for it")
     claim_b = "GD needs half IBCD's iterations at nτ = 1: its step is twice as long"
     rows = []
-    fig, axes = _fig(1, len(cfg.quad_ns))
+    fig, axes = new_figure(1, len(cfg.quad_ns))
     for a, n in enumerate(cfg.quad_ns):
         p = _quadratic(ctx, n)
         d, it, eps = p.d, cfg.quad_iters, cfg.quad_eps
@@ -202,24 +202,24 @@ def fig3(ctx) -> Result:
         note = f"d = {d}, o = {round(cfg.quad_o * d / n)}, kappa = {p.kappa:.3g}"
         for key, kw in runs.items():
             cur = ctx.curves(p, kw.pop("method"), iters=it, **kw)
-            K[key] = _iters_to(cur, eps)
+            K[key] = iters_to(cur, eps)
             label = plotting.style(key)["label"] + {"ibcd": ", nτ = 1", "cd-importance": " (product, book)"}.get(key, "")
-            _band(ax, cur, key, label)
-            rows.append(_row(3, "quadratic (17)", "", f"iterations to {eps:g}", key,
+            band(ax, cur, key, label)
+            rows.append(result_row(3, "quadratic (17)", "", f"iterations to {eps:g}", key,
                              values=K[key], method="cd" if key.startswith("cd") else "ibcd", n=n, m=m,
                              tau=m if key == "gd" else tau, step=kw["step"], note=note))
         cur = np.stack([cd_one_block(p, m, iters=it, seed=s) for s in ctx.seeds])
-        K["cd-is-paper"] = _iters_to(cur, eps)
-        _band(ax, cur, "cd-importance", "CD, importance sampling (one block, paper)", 1, 2)
-        rows.append(_row(3, "quadratic (17)", "", f"iterations to {eps:g}", "cd-is-paper", values=K["cd-is-paper"],
+        K["cd-is-paper"] = iters_to(cur, eps)
+        band(ax, cur, "cd-importance", "CD, importance sampling (one block, paper)", 1, 2)
+        rows.append(result_row(3, "quadratic (17)", "", f"iterations to {eps:g}", "cd-is-paper", values=K["cd-is-paper"],
                          method="cd (one block, P(j) ∝ L_j, step 1/L_j)", n=n, m=m, tau=1, step=1.0, note=note))
         ax.set_ylim(eps / 10, 2)
         ax.text(0.97, 0.95, f"n = {n}", transform=ax.transAxes, ha="right", va="top")
-        _axes(ax)
+        label_axes(ax)
         # a run that does not reach eps within the iterations is slower than all that do (censored: inf)
         med = {x: float(np.median(np.where(np.isnan(v), np.inf, v))) for x, v in K.items()}
         order = bool(med["ibcd"] < med["cd-importance"] < med["cd"]) and math.isfinite(med["ibcd"])
-        rows.append(_row(3, "quadratic (17)", claim_a, "median K: IBCD < CD-IS (book) < CD", "order",
+        rows.append(result_row(3, "quadratic (17)", claim_a, "median K: IBCD < CD-IS (book) < CD", "order",
                          values=K["ibcd"] / med["cd-importance"], predicted=1.0, check="below",
                          tolerance=0.0, passed=order, n=n, m=m, tau=tau,
                          note=f"CD-IS / CD = {med['cd-importance'] / med['cd']:.3g} (0: CD did not reach "
@@ -230,14 +230,14 @@ def fig3(ctx) -> Result:
         with np.errstate(invalid="ignore"):                # inf / inf when neither reached eps: nan, a failure
             r_p = med["cd-is-paper"] / med["ibcd"]
             per = kp / med["ibcd"]
-        row = _row(3, "quadratic (17)", claim_p, "K(CD-IS, paper's) / K(IBCD)", "paper's CD-IS vs IBCD",
+        row = result_row(3, "quadratic (17)", claim_p, "K(CD-IS, paper's) / K(IBCD)", "paper's CD-IS vs IBCD",
                    values=per, predicted=1.0, check="below", tolerance=0.0,
                    passed=bool(r_p < 1.0), n=n, m=m, tau=1,
                    note=f"K(CD-IS, paper's) / K(CD-IS, book's) = {med['cd-is-paper'] / med['cd-importance']:.3g}")
         row["measured"] = r_p
         rows.append(row)
         # 15%: the step ratio fixes the rate 1 - gamma mu; the sparsification noise adds a transient (chapter 4)
-        rows.append(_ratio_row(3, "quadratic (17)", claim_b, "K(IBCD) / K(GD)", "ratio", K["ibcd"], K["gd"],
+        rows.append(ratio_row(3, "quadratic (17)", claim_b, "K(IBCD) / K(GD)", "ratio", K["ibcd"], K["gd"],
                                predicted=2.0, tolerance=0.15, kind="at most", n=n, m=m, tau=tau))
     return Result("fig03", rows, fig)
 
@@ -247,7 +247,7 @@ def fig4(ctx) -> Result:
     cfg = ctx.cfg
     claim = "increasing τ over 1/n does not improve IBCD much; decreasing it below 1/n slows it notably"
     rows = []
-    fig, axes = _fig(1, len(cfg.quad_ns))
+    fig, axes = new_figure(1, len(cfg.quad_ns))
     for a, n in enumerate(cfg.quad_ns):
         p = _quadratic(ctx, n)
         d, eps = p.d, cfg.quad_eps
@@ -258,14 +258,14 @@ def fig4(ctx) -> Result:
             tau = round(f * d / n)
             q = tau / m
             cur = ctx.curves(p, "ibcd", m=m, tau=tau, step=_ibcd_step(p, n, q), iters=cfg.quad_iters)
-            K[f] = _iters_to(cur, eps)
-            _band(ax, cur, "ibcd", f"τ = {tau} (nq = {n * q:.3g})", j, len(fracs))
-            rows.append(_row(4, "quadratic (17)", "", f"iterations to {eps:g}", f"τ = {tau} (nq = {n * q:.3g})",
+            K[f] = iters_to(cur, eps)
+            band(ax, cur, "ibcd", f"τ = {tau} (nq = {n * q:.3g})", j, len(fracs))
+            rows.append(result_row(4, "quadratic (17)", "", f"iterations to {eps:g}", f"τ = {tau} (nq = {n * q:.3g})",
                              values=K[f],
                              method="ibcd", n=n, m=m, tau=tau, step=_ibcd_step(p, n, q)))
         ax.set_ylim(eps / 10, 2)
         ax.text(0.97, 0.95, f"n = {n}", transform=ax.transAxes, ha="right", va="top")
-        _axes(ax)
+        label_axes(ax)
         # the prediction: K proportional to 1/step = L (1 + 1/(nq)), the rate 1 - step mu (tolerance 20%:
         # the measured rate also carries the sparsification noise, which the step already bounds)
         t1 = round(d / n)
@@ -274,7 +274,7 @@ def fig4(ctx) -> Result:
                 continue
             tau = round(f * d / n)
             pred = (1 + 1 / (n * tau / m)) / (1 + 1 / (n * t1 / m))
-            rows.append(_ratio_row(4, "quadratic (17)", claim, f"K(τ = {tau}) / K({t1}) (nq = {n * tau / m:.3g})",
+            rows.append(ratio_row(4, "quadratic (17)", claim, f"K(τ = {tau}) / K({t1}) (nq = {n * tau / m:.3g})",
                                    "ratio",
                                    K[f], K[1], predicted=pred, tolerance=0.2, kind="within", n=n, m=m, tau=tau))
     return Result("fig04", rows, fig)
@@ -287,28 +287,28 @@ def fig5(ctx) -> Result:
     claim = "ISGD at nτ = 1 performs very similarly to SGD (gradient on one data point)"
     rows = []
     sets = ctx.sets(cfg.data)
-    fig, axes = _fig(1, len(sets))
+    fig, axes = new_figure(1, len(sets))
     for a, name in enumerate(sets):
         data, ax = ctx.data(name), axes[0, a]
-        p1 = _logistic(data, 1, cfg.lam, seed=ctx.seed, cache=ctx.problems)
-        L = _L_paper(p1)
+        p1 = logistic_problem(data, 1, cfg.lam, seed=ctx.seed, cache=ctx.problems)
+        L = L_paper(p1)
         base = ctx.curves(p1, "is-sgd", m=1, tau=1, step=1 / (5 * L), iters=cfg.sgd_iters, batch=1)
         F0 = _floor(base)
-        _band(ax, base, "sgd", "SGD")
-        rows.append(_row(5, data, "", "floor (mean suboptimality, last half)", "SGD", values=F0, method="is-sgd",
+        band(ax, base, "sgd", "SGD")
+        rows.append(result_row(5, data, "", "floor (mean suboptimality, last half)", "SGD", values=F0, method="is-sgd",
                          n=1, m=1, tau=1, step=1 / (5 * L), batch=1))
-        curves = [(n, b) for n in cfg.sgd_ns if _nice(n, p1.d) for b in cfg.sgd_batches]
+        curves = [(n, b) for n in cfg.sgd_ns if nice(n, p1.d) for b in cfg.sgd_batches]
         for j, (n, b) in enumerate(curves):
-            p = _logistic(data, n, cfg.lam, seed=ctx.seed, cache=ctx.problems)
+            p = logistic_problem(data, n, cfg.lam, seed=ctx.seed, cache=ctx.problems)
             cur = ctx.curves(p, "is-sgd", m=n, tau=1, step=1 / (5 * L), iters=cfg.sgd_iters, batch=b)
             F = _floor(cur)
-            _band(ax, cur, "is-sgd", f"ISGD, n = {n}, batch size {b}", j, len(curves))
+            band(ax, cur, "is-sgd", f"ISGD, n = {n}, batch size {b}", j, len(curves))
             # "very similar": the floors agree within a factor 2 either way (the paper gives no number; the
             # floor is proportional to the step times the estimator's noise at x*, chapter 5)
-            rows.append(_ratio_row(5, data, claim, "floor(ISGD) / floor(SGD)", f"n = {n}, batch {b}", F, F0,
+            rows.append(ratio_row(5, data, claim, "floor(ISGD) / floor(SGD)", f"n = {n}, batch {b}", F, F0,
                                    predicted=1.0, tolerance=1.0, kind="at most", method="is-sgd", n=n, m=n, tau=1,
                                    step=1 / (5 * L), batch=b))
-        _axes(ax)
+        label_axes(ax)
     return Result("fig05", rows, fig)
 
 
@@ -318,7 +318,7 @@ def _qs(cfg, n, m):
     return [t / m for t in taus]
 
 
-def _sweep(ctx, fig_no, name, method, step_of, merit, *, lam=None, shared=False, batch=None, iters, eps=None,
+def tau_sweep(ctx, fig_no, name, method, step_of, merit, *, lam=None, shared=False, batch=None, iters, eps=None,
            claim, key, predict=None, seeds=None):
     """A τ sweep at several n (Figs. 6, 10, 12): the figure of merit at each τ and, per n, its spread
     merit(q_min)/merit(1) over the same range of fractions q for every n."""
@@ -327,10 +327,10 @@ def _sweep(ctx, fig_no, name, method, step_of, merit, *, lam=None, shared=False,
     lam = cfg.lam if lam is None else lam
     rows, spread = [], {}
     ns = [n for n in cfg.sweep_ns if n <= data.A.shape[1]]
-    fig, axes = _fig(1, len(ns))
+    fig, axes = new_figure(1, len(ns))
     q_min = min(cfg.sweep_qs)
     for a, n in enumerate(ns):
-        p = _logistic(data, n, lam, seed=ctx.seed, cache=ctx.problems, shared=shared)
+        p = logistic_problem(data, n, lam, seed=ctx.seed, cache=ctx.problems, shared=shared)
         m = p.d
         qs = _qs(cfg, n, m)
         ax, vals = axes[0, a], {}
@@ -339,22 +339,22 @@ def _sweep(ctx, fig_no, name, method, step_of, merit, *, lam=None, shared=False,
             step = step_of(p, n, q)
             cur = ctx.curves(p, method, m=m, tau=tau, step=step, iters=iters, batch=batch, seeds=seeds)
             vals[tau] = merit(cur)
-            _band(ax, cur, key, f"τ = {tau}, q = {q:.2g}" + (" (1/n)" if tau == max(1, round(m / n)) else ""), j,
+            band(ax, cur, key, f"τ = {tau}, q = {q:.2g}" + (" (1/n)" if tau == max(1, round(m / n)) else ""), j,
                   len(qs))
-            rows.append(_row(fig_no, data, "", "floor" if eps is None else f"iterations to {eps:g}",
+            rows.append(result_row(fig_no, data, "", "floor" if eps is None else f"iterations to {eps:g}",
                              f"n = {n}, τ = {tau} (q = {q:.3g})", values=vals[tau], method=method, n=n, m=m, tau=tau,
                              step=step, batch=batch if batch is not None else ""))
         ax.text(0.97, 0.95, f"n = {n}", transform=ax.transAxes, ha="right", va="top")
-        _axes(ax)
+        label_axes(ax)
         t_lo = min(m, max(1, round(q_min * m)))
         spread[n] = np.asarray(vals[t_lo], dtype=float) / np.median(vals[m])
-        rows.append(_row(fig_no, data, "", f"merit(q = {t_lo / m:.3g}) / merit(q = 1)", f"n = {n}", values=spread[n],
+        rows.append(result_row(fig_no, data, "", f"merit(q = {t_lo / m:.3g}) / merit(q = 1)", f"n = {n}", values=spread[n],
                          method=method, n=n, m=m, tau=t_lo,
                          predicted=predict(p, n, t_lo / m) if predict else math.nan))
         t_n = max(1, round(m / n))
         if predict is not None and t_n < m:
             # "beyond 1/n little is gained": K(1/n)/K(1) against the step's prediction, at most 25% above it
-            rows.append(_ratio_row(fig_no, data, claim.split(";")[-1].strip(), f"K(q = {t_n / m:.3g}) / K(q = 1)",
+            rows.append(ratio_row(fig_no, data, claim.split(";")[-1].strip(), f"K(q = {t_n / m:.3g}) / K(q = 1)",
                                    f"n = {n}", vals[t_n], vals[m], predicted=predict(p, n, t_n / m),
                                    tolerance=0.25, kind="at most", method=method, n=n, m=m, tau=t_n))
     # the claim: the effect of τ is weaker for larger n over the same range of τ: the spread at the largest n
@@ -362,7 +362,7 @@ def _sweep(ctx, fig_no, name, method, step_of, merit, *, lam=None, shared=False,
     small, large = ns[0], ns[-1]
     med_small = float(np.median(spread[small])) if np.all(np.isfinite(spread[small])) else math.nan
     ok = bool(np.all(np.isfinite(spread[large])) and np.all(spread[large] < med_small))
-    rows.append(_row(fig_no, data, claim.split(";")[0].strip(), f"spread(n = {large}) / spread(n = {small})",
+    rows.append(result_row(fig_no, data, claim.split(";")[0].strip(), f"spread(n = {large}) / spread(n = {small})",
                      "effect of τ vs n", values=spread[large] / med_small if math.isfinite(med_small) else [math.nan],
                      predicted=1.0, check="below", tolerance=0.0, passed=ok, method=method))
     return rows, fig
@@ -372,7 +372,7 @@ def fig6(ctx) -> Result:
     """ISGD for several τ at several n, constant step 1/(3L): τ matters, less so for larger n."""
     cfg = ctx.cfg
     name = cfg.data[0]
-    rows, fig = _sweep(ctx, 6, name, "is-sgd", lambda p, n, q: 1 / (3 * _L_paper(p)), _floor, batch=1,
+    rows, fig = tau_sweep(ctx, 6, name, "is-sgd", lambda p, n, q: 1 / (3 * L_paper(p)), _floor, batch=1,
                        iters=cfg.sgd_iters, claim="τ changes ISGD's floor much for small n, much less for large n",
                        key="is-sgd")
     return Result("fig06", rows, fig)
@@ -405,29 +405,29 @@ def fig7(ctx) -> Result:
     claim = "IASGD at nτ = 1 is almost indistinguishable from ASGD"
     rows = []
     sets = ctx.sets(cfg.data)
-    fig, axes = _fig(1, len(sets))
+    fig, axes = new_figure(1, len(sets))
     for a, name in enumerate(sets):
         data, ax = ctx.data(name), axes[0, a]
-        p1 = _logistic(data, 1, cfg.lam, seed=ctx.seed, cache=ctx.problems)
-        curves = [(n, b) for n in cfg.sgd_ns if _nice(n, p1.d) for b in _asgd_batches(cfg)]
+        p1 = logistic_problem(data, 1, cfg.lam, seed=ctx.seed, cache=ctx.problems)
+        curves = [(n, b) for n in cfg.sgd_ns if nice(n, p1.d) for b in _asgd_batches(cfg)]
         base = {}
         for b in _asgd_batches(cfg):
             rho0, cur0, F0 = _best_rho(ctx, p1, m=1, tau=1, iters=cfg.asgd_iters, batch=b)
             base[b] = F0
-            _band(ax, cur0, "asgd", f"ASGD, batch size {b} (ρ = {rho0:g})")
-            rows.append(_row(7, data, "", "floor (mean suboptimality, last half)", f"ASGD, batch {b}", values=F0,
+            band(ax, cur0, "asgd", f"ASGD, batch size {b} (ρ = {rho0:g})")
+            rows.append(result_row(7, data, "", "floor (mean suboptimality, last half)", f"ASGD, batch {b}", values=F0,
                              method="is-asgd", n=1, m=1, tau=1, step=1 / (rho0 * p1.L), batch=b,
                              note=f"rho = {rho0:g} by grid search"))
         for j, (n, b) in enumerate(curves):
-            p = _logistic(data, n, cfg.lam, seed=ctx.seed, cache=ctx.problems)
+            p = logistic_problem(data, n, cfg.lam, seed=ctx.seed, cache=ctx.problems)
             rho, cur, F = _best_rho(ctx, p, m=n, tau=1, iters=cfg.asgd_iters, batch=b)
-            _band(ax, cur, "is-asgd", f"IASGD, n = {n}, batch size {b} (ρ = {rho:g})", j, len(curves))
+            band(ax, cur, "is-asgd", f"IASGD, n = {n}, batch size {b} (ρ = {rho:g})", j, len(curves))
             # "almost indistinguishable": the floors agree within a factor 2, the tolerance of Fig. 5's
             # "very similar" (the paper gives no number), each method at its own best rho of the grid
-            rows.append(_ratio_row(7, data, claim, "floor(IASGD) / floor(ASGD)", f"n = {n}, batch {b}", F, base[b],
+            rows.append(ratio_row(7, data, claim, "floor(IASGD) / floor(ASGD)", f"n = {n}, batch {b}", F, base[b],
                                    predicted=1.0, tolerance=1.0, kind="at most", method="is-asgd", n=n, m=n, tau=1,
                                    step=1 / (rho * p.L), batch=b, note=f"rho = {rho:g} by grid search"))
-        _axes(ax)
+        label_axes(ax)
     return Result("fig07", rows, fig)
 
 
@@ -438,30 +438,30 @@ def fig8(ctx) -> Result:
     claim = "τ influences IASGD slightly, and less for larger n"
     rows, spread = [], {}
     ns = [n for n in cfg.sweep_ns if n <= data.A.shape[1]]
-    fig, axes = _fig(1, len(ns))
+    fig, axes = new_figure(1, len(ns))
     b = _asgd_batches(cfg)[0]
     for a, n in enumerate(ns):
-        p = _logistic(data, n, cfg.lam, seed=ctx.seed, cache=ctx.problems)
+        p = logistic_problem(data, n, cfg.lam, seed=ctx.seed, cache=ctx.problems)
         m = p.d
         qs = _qs(cfg, n, m)
         ax, F = axes[0, a], {}
         for j, q in enumerate(qs):
             tau = round(q * m)
             rho, cur, F[tau] = _best_rho(ctx, p, m=m, tau=tau, iters=cfg.asgd_iters, batch=b)
-            _band(ax, cur, "is-asgd", f"τ = {tau}, q = {q:.2g} (ρ = {rho:g})", j, len(qs))
-            rows.append(_row(8, data, "", "floor (mean suboptimality, last half)", f"n = {n}, τ = {tau} (q = {q:.3g})",
+            band(ax, cur, "is-asgd", f"τ = {tau}, q = {q:.2g} (ρ = {rho:g})", j, len(qs))
+            rows.append(result_row(8, data, "", "floor (mean suboptimality, last half)", f"n = {n}, τ = {tau} (q = {q:.3g})",
                              values=F[tau], method="is-asgd", n=n, m=m, tau=tau, step=1 / (rho * p.L), batch=b,
                              note=f"rho = {rho:g} by grid search"))
         ax.text(0.97, 0.95, f"n = {n}", transform=ax.transAxes, ha="right", va="top")
-        _axes(ax)
+        label_axes(ax)
         t_lo = min(m, max(1, round(min(cfg.sweep_qs) * m)))
         spread[n] = np.asarray(F[t_lo], dtype=float) / np.median(F[m])
-        rows.append(_row(8, data, "", f"floor(q = {t_lo / m:.3g}) / floor(q = 1)", f"n = {n}", values=spread[n],
+        rows.append(result_row(8, data, "", f"floor(q = {t_lo / m:.3g}) / floor(q = 1)", f"n = {n}", values=spread[n],
                          method="is-asgd", n=n, m=m, tau=t_lo, batch=b))
     small, large = ns[0], ns[-1]
     med_small = float(np.median(spread[small]))
     ok = bool(np.all(np.isfinite(spread[large])) and np.all(spread[large] < med_small))
-    rows.append(_row(8, data, claim, f"spread(n = {large}) / spread(n = {small})", "effect of τ vs n",
+    rows.append(result_row(8, data, claim, f"spread(n = {large}) / spread(n = {small})", "effect of τ vs n",
                      values=spread[large] / med_small, predicted=1.0, check="below", tolerance=0.0,
                      passed=ok, method="is-asgd"))
     return Result("fig08", rows, fig)

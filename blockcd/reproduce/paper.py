@@ -79,7 +79,7 @@ from .._validate import check_choice, check_int, check_seed
 from ..history import DivergenceError
 from ..methods import run
 from . import figures, figures_vr
-from .core import Data, Result, _one_thread, _write_csv
+from .core import Data, Result, one_thread, write_csv
 from .figures import cd_one_block
 from .players import player, scrubber
 
@@ -243,7 +243,7 @@ class _Ctx:
         self.libsvm_dir = libsvm_dir
         self.progress = progress
         self._data = {}
-        self.problems = {}                                  # built once per run (figures._logistic)
+        self.problems = {}                                  # built once per run (figures.logistic_problem)
 
     def sets(self, names) -> list:
         """The data sets ``names`` a figure runs on, in order."""
@@ -293,7 +293,7 @@ def _figures(figures) -> list:
     return sorted(set(out))
 
 
-@_one_thread
+@one_thread
 def run_paper(figures=None, *, config="quick", out=None, seed: int = 0, seeds: int | None = None,
               libsvm_dir=None, progress: bool = False) -> list:
     """Regenerate the paper's figures ``figures`` (all twelve by default) and write their files to ``out``.
@@ -346,7 +346,7 @@ def run_paper(figures=None, *, config="quick", out=None, seed: int = 0, seeds: i
     if out is not None:
         for res in results:
             res.write(out)
-        _write_csv(Path(out) / "paper_summary.csv", [r for res in results for r in res.checks])
+        write_csv(Path(out) / "paper_summary.csv", [r for res in results for r in res.checks])
         for res in {id(r.figure): r for r in results}.values():
             plt.close(res.figure)
     return results

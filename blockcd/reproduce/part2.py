@@ -14,7 +14,7 @@ from .. import plotting, problems, theory
 from ..asynchronous import Speeds, arrival_delays, epoch_rate
 from ..experiments import crossing, iterations_to
 from ..methods import run
-from .core import _PLANS, TOLERANCE, Result, _fig, _one_thread, _Runner
+from .core import PLANS, TOLERANCE, Result, Runner, new_figure, one_thread
 
 #: blocks of the non-convex and asynchronous parts; workers of the asynchronous part
 M_NC, M_AS, N_AS = 20, 20, 4
@@ -38,7 +38,7 @@ def _row(problem, method, n, m, tau, per_seed, measured, predicted, prediction, 
     return r
 
 
-@_one_thread
+@one_thread
 def paper_part2(config="quick", *, seed: int = 0, progress=None, tolerance: float = TOLERANCE) -> Result:
     r"""Non-convex ISGD, IASGD with minibatches and asynchronous ISGD against their theorems.
 
@@ -65,10 +65,10 @@ def paper_part2(config="quick", *, seed: int = 0, progress=None, tolerance: floa
 
     Arguments and return value as in :func:`blockcd.reproduce.ninety_nine`.
     """
-    R = _Runner(config, seed, progress, tolerance)
+    R = Runner(config, seed, progress, tolerance)
     S = len(R.seeds)
     full = R.config.name == "full"
-    R.plan(_PLANS["paper_part2"](R.config, S), "paper_part2")
+    R.plan(PLANS["paper_part2"](R.config, S), "paper_part2")
     rows, panels = [], {}
 
     # (a) non-convex ISGD ----------------------------------------------------
@@ -138,7 +138,7 @@ def paper_part2(config="quick", *, seed: int = 0, progress=None, tolerance: floa
     R.settle()
     R.close()
 
-    fig, axes = _fig(1, 3, size=(13.0, 3.8))
+    fig, axes = new_figure(1, 3, size=(13.0, 3.8))
     ax = axes[0, 0]
     v, bd = panels["nonconvex"]
     ax.semilogy(np.arange(v.size), v, "o", ms=7, color=plotting.style("is-sgd").get("color", "k"),

@@ -14,12 +14,12 @@ import numpy as np
 from .. import plotting, problems, theory
 from ..methods import run
 from .core import (
-    _PLANS,
+    PLANS,
     TOLERANCE,
     Result,
-    _fig,
-    _one_thread,
-    _Runner,
+    Runner,
+    new_figure,
+    one_thread,
 )
 
 
@@ -53,7 +53,7 @@ def _counts(R, problem, method, m, tau, eps, *, seeds=None, step=None, iters_max
     return K, first
 
 
-@_one_thread
+@one_thread
 def paper_methods(config="quick", *, seed: int = 0, progress=None, tolerance: float = TOLERANCE) -> Result:
     r"""The paper's variants the chapters add: IBGD, distributed and shared-data ISAGA, ISEGA with a regulariser.
 
@@ -88,9 +88,9 @@ def paper_methods(config="quick", *, seed: int = 0, progress=None, tolerance: fl
     """
     from .. import regularizers
 
-    R = _Runner(config, seed, progress, tolerance)
+    R = Runner(config, seed, progress, tolerance)
     S = len(R.seeds)
-    R.plan(_PLANS["paper_methods"](R.config, S), "paper_methods")
+    R.plan(PLANS["paper_methods"](R.config, S), "paper_methods")
     rows, curves = [], []
     ex = "paper_methods"
 
@@ -165,7 +165,7 @@ def paper_methods(config="quick", *, seed: int = 0, progress=None, tolerance: fl
     R.settle()
     R.close()
 
-    fig, axes = _fig(1, 2, size=(10.5, 4.0))
+    fig, axes = new_figure(1, 2, size=(10.5, 4.0))
     ax = axes[0, 0]
     for j, (key, label, h) in enumerate(curves):
         rel = np.maximum(h.dist2 / h.dist2[0], 1e-300)
