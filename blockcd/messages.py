@@ -155,7 +155,7 @@ class Sent:
     def choose(self, chosen) -> None:
         """Fix the blocks the n workers send (a rule with ``own_blocks``): ``chosen`` an (n, c) array of
         block indices, distinct in each row, or an (n, m) boolean mask (then each worker may send a
-        different number of blocks).  The engine counts them from :attr:`mask`."""
+        different number of blocks).  The engine counts them from ``mask``."""
         if self.tau is None:
             raise TypeError("choose() is for a rule with own_blocks = True; this iteration's blocks were drawn "
                             "by the engine")
@@ -257,7 +257,7 @@ class Selection:
     def choose(self, chosen) -> None:
         """Fix the blocks this worker sends (a rule with ``own_blocks``): ``chosen`` a (c,) array of
         distinct block indices or an (m,) boolean mask.  :attr:`chosen` then holds them sorted, and
-        :attr:`coords` their coordinates (None when all m blocks are chosen)."""
+        ``coords`` their coordinates (None when all m blocks are chosen)."""
         if self.tau is None:
             raise TypeError("choose() is for a rule with own_blocks = True; this worker's blocks were drawn "
                             "by the engine")

@@ -95,7 +95,7 @@ def convergence(histories: Sequence, ax=None, *, x: str = "iteration", y: str = 
     keys : iterable of str, optional
         The :data:`blockcd.styles.STYLE` entry (colour and marker) of each run, e.g. ``["gd", "ibcd"]`` to draw a
         run at :math:`\tau = m` as dense gradient descent.  By default each run takes its method's
-        style, and several runs of one method are told apart by :func:`shade` (one shade and one
+        style, and several runs of one method are told apart by :func:`blockcd.styles.shade` (one shade and one
         line style per run, dark to light in the order given).  With ``keys`` given, every run is
         drawn in exactly its key's style, as the book's figures are.
     relative : bool

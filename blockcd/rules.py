@@ -44,7 +44,7 @@ bytes their coordinates and, since the master cannot regenerate a choice it did
 not draw, ceil(c ceil(log2 m) / 8) bytes of indices for a worker that sends
 0 < c < m blocks.  :class:`TopKErrorFeedback` is the worked example.
 
-The master's state ``s`` is a :class:`types.SimpleNamespace` (``State`` here) that the rule
+The master's state ``s`` is a ``types.SimpleNamespace`` (``State`` here) that the rule
 creates in :meth:`Rule.master_init` (or :meth:`Rule.start`) and alone reads and writes: the
 engines only pass it to ``point``, ``step``, ``prox`` and ``iterate``.  It holds ``x``, the
 iterate, unless the rule overrides ``point`` and ``iterate`` (IS-ASGD keeps ``w``, ``v``, ``y``);

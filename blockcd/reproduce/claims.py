@@ -385,7 +385,7 @@ def real_data(config="quick", *, seed: int = 0, progress=None, tolerance: float 
     IBCD and IS-SGD stop at a neighbourhood of x*, where a count to a fixed
     accuracy measures where the floor lies more than the step: their rows
     measure the floor at tau, the mean relative error over the second half of
-    a run, against the theorem's bound on it (:func:`_floor_row`), check
+    a run, against the theorem's bound on it (``_floor_row``), check
     ``below``.  IS-ASGD needs interpolation (rho0 is infinite here) and is
     not run.  Runs over ``config.real_seeds`` seeds (two in the quick
     configuration).  The constants L, L_max, mu, kappa, r, sigma*^2 and rho0 are

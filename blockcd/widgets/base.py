@@ -362,7 +362,7 @@ class Explorer:
         """HTML of the kernel-free sweep (at most 12 frames, SWEEP_PX pixels wide).
 
         Every frame is drawn once first, to learn the axis limits each one sets; the sweep then
-        draws every frame with the limits that hold them all (:func:`union_limits`), so that its
+        draws every frame with the limits that hold them all (``union_limits``), so that its
         axes, tick labels and margins are the same in every frame and only the data move.  It plays
         on load, with the explorer's :meth:`watch` line under it.
         """

@@ -92,7 +92,7 @@ def union_limits(frames: list) -> list:
 
 
 def set_limits(fig: Figure, limits: list) -> None:
-    """Set each axis of ``fig`` to the (x limits, y limits) of ``limits`` (as :func:`union_limits` gives)."""
+    """Set each axis of ``fig`` to the (x limits, y limits) of ``limits`` (as ``union_limits`` gives)."""
     for ax, (x, y) in zip(fig.axes, limits):
         ax.set_xlim(*x)
         ax.set_ylim(*y)
