@@ -130,7 +130,7 @@ _NEEDS = {"widgets": ("ipywidgets", "widgets"), "torch": ("torch", "torch")}
 # use (PEP 562): ``blockcd.widgets.show(...)`` works after a plain ``import blockcd``, which stays
 # fast; tests/test_optional.py checks that every public submodule is reachable so
 _LAZY = ("asynchronous", "comparison", "compressors", "diagrams", "experiments", "mpi", "network", "plotting",
-         "report", "reproduce", "styles", "torch", "widgets")
+         "report", "reproduce", "styles", "topk", "torch", "widgets")
 
 
 def __getattr__(name: str):

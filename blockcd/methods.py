@@ -10,7 +10,7 @@ x^k and what was sent, the master steps (``rule.step``) and takes its prox
 :mod:`blockcd.rules`, the names in :mod:`blockcd.registry`, the validated
 arguments in :mod:`blockcd.arguments`, the block choices and minibatches of each
 iteration in :mod:`blockcd.drawing`.  A rule that chooses its own blocks
-(``own_blocks``, e.g. :class:`blockcd.rules.TopKErrorFeedback`) gets an empty
+(``own_blocks``, e.g. :class:`blockcd.topk.TopKErrorFeedback`) gets an empty
 selection each iteration (``Sent.own``) instead of drawn blocks and fixes them
 itself; the history counts the blocks it chose.
 

@@ -1,6 +1,6 @@
 """Rules that choose their own blocks (``own_blocks``): top-k with error feedback, counted from what it sent.
 
-The worked example is :class:`blockcd.rules.TopKErrorFeedback`.  Checked here: it converges on a small
+The worked example is :class:`blockcd.topk.TopKErrorFeedback`.  Checked here: it converges on a small
 least-squares problem, sends exactly k = tau blocks per worker and round, the history counts the bytes
 of the blocks it chose (and their indices), the engines draw no blocks for it, and the simulator and
 the per-worker reference give the same run.
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import blockcd
-from blockcd import problems, reference, registry, rules
+from blockcd import problems, reference, registry, rules, topk
 from blockcd.blocks import BlockSampler
 from blockcd.messages import Selection, Sent, chosen_mask
 
@@ -23,7 +23,7 @@ from blockcd.messages import Selection, Sent, chosen_mask
 RTOL = 1e-12
 
 
-class Recorded(rules.TopKErrorFeedback):
+class Recorded(topk.TopKErrorFeedback):
     """Top-k EF that keeps, per call of ``send``, the (n, m) or (m,) mask of the blocks it chose."""
 
     name = "topk-ef-recorded"
@@ -37,7 +37,7 @@ class Recorded(rules.TopKErrorFeedback):
         return out
 
 
-class Threshold(rules.TopKErrorFeedback):
+class Threshold(topk.TopKErrorFeedback):
     """Error feedback that sends every block whose squared norm is at least the mean: as many blocks as the
     data say, a different number per worker (the variable-count path of the protocol).  Keeps the (n, m)
     masks it chose in the simulator (``masks``)."""
@@ -58,7 +58,7 @@ class Threshold(rules.TopKErrorFeedback):
         return sel.send(u), fx
 
 
-class StochasticTopK(rules.TopKErrorFeedback):
+class StochasticTopK(topk.TopKErrorFeedback):
     """Top-k with error feedback on each worker's b-minibatch gradient (the rows ``idx`` the engine draws)."""
 
     name = "topk-ef-sgd"
@@ -124,7 +124,7 @@ def test_topk_ef_converges_sending_exactly_k_blocks_counted_from_what_it_sent(pr
 
 
 def test_topk_ef_simulator_and_reference_agree(problem, register):
-    name = register(rules.TopKErrorFeedback())
+    name = register(topk.TopKErrorFeedback())
     h = blockcd.run(problem, name, **_kw(problem))
     r = reference.run(problem, name, **_kw(problem))
     assert h.iters == r.iters and h.iters < 400
@@ -136,7 +136,7 @@ def test_topk_ef_simulator_and_reference_agree(problem, register):
 
 
 def test_no_block_is_drawn_for_a_rule_that_chooses_its_own(problem, register, monkeypatch):
-    name = register(rules.TopKErrorFeedback())
+    name = register(topk.TopKErrorFeedback())
 
     def refuse(*args, **kwargs):
         raise AssertionError("a sampler was asked for blocks")
@@ -149,7 +149,7 @@ def test_no_block_is_drawn_for_a_rule_that_chooses_its_own(problem, register, mo
 
 
 def test_topk_ef_with_every_block_is_gradient_descent(problem, register):
-    name = register(rules.TopKErrorFeedback())
+    name = register(topk.TopKErrorFeedback())
     kw = {"m": 10, "tau": 10, "step": 0.5 / problem.L, "iters": 60, "seed": 0}
     h, g = blockcd.run(problem, name, **kw), blockcd.run(problem, "ibcd", **kw)
     assert np.max(np.abs(h.dist2 - g.dist2)) <= RTOL * g.dist2[0]
@@ -213,17 +213,17 @@ def test_the_api_reference_example_runs_and_its_code_is_the_rule(problem, regist
     import textwrap
 
     runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
-    tests = doctest.DocTestFinder().find(rules.TopKErrorFeedback, "TopKErrorFeedback", globs={})
+    tests = doctest.DocTestFinder().find(topk.TopKErrorFeedback, "TopKErrorFeedback", globs={})
     for t in tests:
         runner.run(t)
     assert runner.tries >= 4 and runner.failures == 0, runner.summarize()
-    doc = rules.TopKErrorFeedback.__doc__
+    doc = topk.TopKErrorFeedback.__doc__
     start = doc.index("::\n") + 3
     block = textwrap.dedent(doc[start:doc.index("\n    Run it by")])
     namespace = {}
     exec(compile(block, "TopKErrorFeedback's docstring", "exec"), namespace)  # noqa: S102
     written = namespace["TopKErrorFeedback"]
-    assert written is not rules.TopKErrorFeedback and written.own_blocks
+    assert written is not topk.TopKErrorFeedback and written.own_blocks
     written.name = "topk-ef-as-written"
     kw = _kw(problem)
     mine, theirs = blockcd.run(problem, register(written()), **kw), blockcd.run(problem, "topk-ef", **kw)
@@ -232,7 +232,7 @@ def test_the_api_reference_example_runs_and_its_code_is_the_rule(problem, regist
 
 
 def test_the_asynchronous_engine_refuses_a_rule_that_chooses_its_blocks(problem, monkeypatch):
-    rule = rules.TopKErrorFeedback()
+    rule = topk.TopKErrorFeedback()
     table = dict(registry.REGISTRY)
     table["topk-async"] = registry.Method("topk-async", "top-k, asynchronous", rule, samplings=("independent",),
                                           asynchronous=True)

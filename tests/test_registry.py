@@ -112,4 +112,4 @@ def test_register_checks_its_arguments(clean, call, error, message):
 
 def test_the_rules_document_the_master_state():
     doc = rules.__doc__
-    assert "The master's state ``s`` is a :class:`types.SimpleNamespace`" in doc and "register" in doc
+    assert "The master's state ``s`` is a ``types.SimpleNamespace``" in doc and "register" in doc
