@@ -43,6 +43,7 @@ def _int_arg(name: str, lo: int, hi: int | None = None):
 _seed = _int_arg("seed", 0)
 _seeds = _int_arg("seeds", 1)
 _figure = _int_arg("figures", 1, 12)
+_jobs = _int_arg("jobs", 1)
 
 
 def _tolerance(value: str) -> float:
@@ -94,6 +95,9 @@ def parser() -> argparse.ArgumentParser:
                    help="with --paper: runs per curve (default: 3 quick, 5 full)")
     r.add_argument("--figures", nargs="+", type=_figure, default=None, metavar="N",
                    help="with --paper: only these figures (1-12)")
+    r.add_argument("--jobs", type=_jobs, default=1, metavar="J",
+                   help="run the experiments (with --paper: the figures) in J processes at once; the same "
+                        "numbers as one process (default: %(default)s)")
     return p
 
 
@@ -114,14 +118,14 @@ def main(argv=None) -> int:
             except (TypeError, ValueError) as exc:
                 p.error(f"--libsvm-dir: {exc}")
         return main_paper(quick=args.quick, out=args.out, seed=args.seed, seeds=args.seeds,
-                          libsvm_dir=args.libsvm_dir, figures=args.figures)
+                          libsvm_dir=args.libsvm_dir, figures=args.figures, jobs=args.jobs)
     if args.paper is False and (args.libsvm_dir is not None or args.seeds is not None or args.figures):
         p.error("--libsvm-dir, --seeds and --figures apply to --paper only")
     if args.command == "reproduce":
         from .reproduce import main_reproduce
 
         return main_reproduce(args.only, config="quick" if args.quick else "full", out=args.out,
-                              seed=args.seed, tolerance=args.tolerance)
+                              seed=args.seed, tolerance=args.tolerance, jobs=args.jobs)
     return 2  # pragma: no cover  (argparse rejects other commands)
 
 
