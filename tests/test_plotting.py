@@ -7,12 +7,14 @@ drawn rectangles and texts back from the figure and compare them with
 anything else (another seed, a transposed grid, counts off by one) fails.
 """
 
+import itertools
+
 import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from blockcd import plotting
+from blockcd import plotting, styles
 from blockcd.blocks import BlockSampler
 
 CASES = [(4, 12, 3, 0, 0), (8, 16, 2, 0, 0), (10, 30, 3, 5, 7), (3, 6, 6, 1, 0), (1, 5, 1, 2, 3)]
@@ -187,3 +189,16 @@ def test_convergence_names_the_wrong_argument(two_taus, kwargs, error, words):
         plotting.convergence([np.ones(3)])
     with pytest.raises(TypeError, match="histories"):
         plotting.convergence([])
+
+
+def test_series_gives_every_curve_its_own_colour_marker_and_line_style():
+    drawn_styles = [plotting.series("ibcd", j) for j in range(len(styles.SERIES_COLORS))]
+    for field in ("color", "marker"):
+        values = [s[field] for s in drawn_styles]
+        assert len(set(values)) == len(values), field
+    # consecutive curves differ in line style too, so that they differ in grey
+    assert all(a["ls"] != b["ls"] for a, b in itertools.pairwise(drawn_styles))
+    assert all(s["label"] == plotting.STYLE["ibcd"]["label"] for s in drawn_styles)
+    assert plotting.series("ibcd", 2, label="x", marker="*")["label"] == "x"
+    with pytest.raises(ValueError, match="j"):
+        plotting.series("ibcd", len(styles.SERIES_COLORS))
