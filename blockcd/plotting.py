@@ -241,7 +241,7 @@ def tradeoff(taus, iterations, blocks_sent, *, axes=None, key: str = "ibcd", pre
                 ylabel="iterations to accuracy")
     against_tau(taus, blocks_sent, predicted_blocks, axes[1], key=key, mark=mark,
                 ylabel="blocks sent per worker to accuracy", logy=True)
-    axes[0].legend()
+    axes[0].legend(loc="lower left", bbox_to_anchor=(0.0, 1.02), ncol=3)   # above, off the data
     return axes
 
 

@@ -202,3 +202,18 @@ def test_series_gives_every_curve_its_own_colour_marker_and_line_style():
     assert plotting.series("ibcd", 2, label="x", marker="*")["label"] == "x"
     with pytest.raises(ValueError, match="j"):
         plotting.series("ibcd", len(styles.SERIES_COLORS))
+
+
+def test_tradeoff_legend_maps_every_curve_and_sits_above_the_data():
+    taus = np.array([40, 10, 4, 1])
+    K = np.array([100.0, 190.0, 400.0, 1400.0])
+    axes = plotting.tradeoff(taus, K, taus * K, predicted_iterations=K, predicted_blocks=taus * K, mark=4)
+    try:
+        fig = axes[0].figure
+        fig.canvas.draw()
+        legend = axes[0].get_legend()
+        assert [t.get_text() for t in legend.get_texts()] == ["IBCD", "IBCD (theory)", r"$\tau = m/n$"]
+        renderer = fig.canvas.get_renderer()
+        assert legend.get_window_extent(renderer).y0 >= axes[0].get_window_extent(renderer).y1
+    finally:
+        plt.close("all")
