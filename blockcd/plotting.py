@@ -8,7 +8,7 @@ by side: several runs of one method (several tau) in shades of its colour, each 
 tau, against iterations, blocks or bytes, and each curve ends where its error reaches zero.
 
 The module is one of three, split by job: :mod:`blockcd.styles` holds the look (``STYLE``,
-``RC_PARAMS``, ``setup``, ``style``, ``shade``) and :mod:`blockcd.diagrams` the pictures of the
+``RC_PARAMS``, ``setup``, ``style``, ``shade``, ``series``) and :mod:`blockcd.diagrams` the pictures of the
 ideas (``selection_grid``, ``round_timeline``, ``round_messages`` and their constants).  Both are
 importable from here as well (``plotting.STYLE``, ``plotting.selection_grid``, ...), as they
 always were.
@@ -32,7 +32,7 @@ from .diagrams import (  # noqa: F401
     round_timeline,
     selection_grid,
 )
-from .styles import RC_PARAMS, STYLE, ax_or_new, setup, shade, style  # noqa: F401
+from .styles import RC_PARAMS, STYLE, ax_or_new, series, setup, shade, style  # noqa: F401
 
 #: the x axes :func:`convergence` draws against, with the History field each reads; the History
 #: field names themselves (``"blocks_up"``, ``"bytes_up"``, ``"bytes_down"``) are accepted too
@@ -241,7 +241,7 @@ def tradeoff(taus, iterations, blocks_sent, *, axes=None, key: str = "ibcd", pre
                 ylabel="iterations to accuracy")
     against_tau(taus, blocks_sent, predicted_blocks, axes[1], key=key, mark=mark,
                 ylabel="blocks sent per worker to accuracy", logy=True)
-    axes[0].legend()
+    axes[0].legend(loc="lower left", bbox_to_anchor=(0.0, 1.02), ncol=3)   # above, off the data
     return axes
 
 

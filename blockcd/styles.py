@@ -2,7 +2,8 @@
 
 Every figure of the library draws a method with :data:`STYLE` (colour, marker and label per
 method or series name), through :func:`style` and, for several curves of one method (several n
-or tau), :func:`blockcd.styles.shade`.  :func:`setup` applies the book's matplotlib defaults :data:`RC_PARAMS`
+or tau), :func:`blockcd.styles.shade` (shades of the method's colour) or
+:func:`blockcd.styles.series` (a distinct colour, marker and line style per curve).  :func:`setup` applies the book's matplotlib defaults :data:`RC_PARAMS`
 (``lw=2``, grid, no top and right spines; lowercase labels and no titles: captions come from the
 notebook cell's metadata).  :mod:`blockcd.plotting` (the curves) and :mod:`blockcd.diagrams`
 (the pictures of the ideas) draw with them.
@@ -82,6 +83,28 @@ def shade(key: str, j: int, k: int, **overrides) -> dict:
     s.update(overrides)
     return s
 
+
+#: colours of :func:`series`: the Okabe-Ito palette (blue, orange, bluish green, vermillion,
+#: reddish purple, sky blue, black), which readers with any common colour-vision deficiency tell apart
+SERIES_COLORS = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000")
+#: markers and line styles of :func:`series`, so that its curves differ in grey too
+SERIES_MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+SERIES_LINES = ("-", "--", "-.", ":")
+
+
+def series(key: str, j: int, **overrides) -> dict:
+    """The style of ``key`` for the j-th of several curves of one method (several n, tau or workers).
+
+    Unlike :func:`shade`, every curve gets its own colour (``SERIES_COLORS[j]``), marker
+    (``SERIES_MARKERS[j]``) and line style (``SERIES_LINES[j % 4]``), so that curves and legend
+    entries pair up in colour and in grey; the label stays the method's.  ``j`` counts from 0 and
+    is at most ``len(SERIES_COLORS) - 1``; ``overrides`` replace any key (e.g. ``label``).
+    """
+    j = check_int("j", j, 0, len(SERIES_COLORS) - 1)
+    s = style(key)
+    s.update(color=SERIES_COLORS[j], marker=SERIES_MARKERS[j], ls=SERIES_LINES[j % len(SERIES_LINES)])
+    s.update(overrides)
+    return s
 
 
 def ax_or_new(ax):

@@ -7,12 +7,14 @@ drawn rectangles and texts back from the figure and compare them with
 anything else (another seed, a transposed grid, counts off by one) fails.
 """
 
+import itertools
+
 import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from blockcd import plotting
+from blockcd import plotting, styles
 from blockcd.blocks import BlockSampler
 
 CASES = [(4, 12, 3, 0, 0), (8, 16, 2, 0, 0), (10, 30, 3, 5, 7), (3, 6, 6, 1, 0), (1, 5, 1, 2, 3)]
@@ -187,3 +189,31 @@ def test_convergence_names_the_wrong_argument(two_taus, kwargs, error, words):
         plotting.convergence([np.ones(3)])
     with pytest.raises(TypeError, match="histories"):
         plotting.convergence([])
+
+
+def test_series_gives_every_curve_its_own_colour_marker_and_line_style():
+    drawn_styles = [plotting.series("ibcd", j) for j in range(len(styles.SERIES_COLORS))]
+    for field in ("color", "marker"):
+        values = [s[field] for s in drawn_styles]
+        assert len(set(values)) == len(values), field
+    # consecutive curves differ in line style too, so that they differ in grey
+    assert all(a["ls"] != b["ls"] for a, b in itertools.pairwise(drawn_styles))
+    assert all(s["label"] == plotting.STYLE["ibcd"]["label"] for s in drawn_styles)
+    assert plotting.series("ibcd", 2, label="x", marker="*")["label"] == "x"
+    with pytest.raises(ValueError, match="j"):
+        plotting.series("ibcd", len(styles.SERIES_COLORS))
+
+
+def test_tradeoff_legend_maps_every_curve_and_sits_above_the_data():
+    taus = np.array([40, 10, 4, 1])
+    K = np.array([100.0, 190.0, 400.0, 1400.0])
+    axes = plotting.tradeoff(taus, K, taus * K, predicted_iterations=K, predicted_blocks=taus * K, mark=4)
+    try:
+        fig = axes[0].figure
+        fig.canvas.draw()
+        legend = axes[0].get_legend()
+        assert [t.get_text() for t in legend.get_texts()] == ["IBCD", "IBCD (theory)", r"$\tau = m/n$"]
+        renderer = fig.canvas.get_renderer()
+        assert legend.get_window_extent(renderer).y0 >= axes[0].get_window_extent(renderer).y1
+    finally:
+        plt.close("all")
