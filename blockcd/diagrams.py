@@ -12,6 +12,7 @@ from __future__ import annotations
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.legend_handler import HandlerTuple
 
 from ._validate import check_int, check_seed
 from .styles import STYLE, ax_or_new, setup
@@ -203,14 +204,20 @@ def round_timeline(rows: dict, ax=None, *, unit: float = 1e-3):
         totals[label] = total
         ax.plot([total / unit] * 2, [-y - 0.38, -y + 0.38], color="k", lw=1.5)
         suffix = {1e-3: " ms", 1e-6: " µs", 1.0: " s"}.get(unit, "")
-        ax.text(total / unit, -y + 0.4, f"T = {total / unit:.3g}{suffix}", ha="center", va="bottom", fontsize=9)
-    handles = [mpl.patches.Patch(color=TIMELINE_COLORS["compute"], label="compute"),
-               mpl.patches.Patch(color=TIMELINE_COLORS["latency"], label="latency α"),
-               mpl.patches.Patch(color=TIMELINE_COLORS["worker"][0], label="workers' messages, one after another")]
+        ax.text(total / unit, -y + 0.4, f"T = {total / unit:.3g}{suffix}", ha="center", va="bottom", fontsize=10)
+    handles = [mpl.patches.Patch(color=TIMELINE_COLORS["compute"]),
+               mpl.patches.Patch(color=TIMELINE_COLORS["latency"]),
+               # both shades the messages alternate in, side by side in one swatch
+               (mpl.patches.Patch(color=TIMELINE_COLORS["worker"][0]),
+                mpl.patches.Patch(color=TIMELINE_COLORS["worker"][1]))]
+    labels_ = ["compute", "latency α", "workers' messages, one after another"]
     if any(name == "broadcast" for segs in rows.values() for name, _ in segs):
         handles.append(mpl.patches.Patch(facecolor=TIMELINE_COLORS["broadcast"], hatch="//",
-                                         edgecolor="#7f7f7f", label="broadcast of the iterate"))
-    ax.legend(handles=handles, loc="lower right", fontsize=9)
+                                         edgecolor="#7f7f7f"))
+        labels_.append("broadcast of the iterate")
+    # above the axes, off the bars, whichever row is the shortest
+    ax.legend(handles, labels_, loc="lower left", bbox_to_anchor=(0, 1.08), ncol=2,
+              handler_map={tuple: HandlerTuple(ndivide=None, pad=0)})
     ax.set_yticks([-y for y in range(len(labels))], labels)
     ax.set_xlabel({1e-3: "time in the round (ms)", 1e-6: "time in the round (µs)",
                    1.0: "time in the round (s)"}.get(unit, f"time in the round ({unit:g} s)"))
