@@ -515,6 +515,19 @@ def test_chapter_6_has_its_starred_section_and_figures(visited):
     assert {"fig-is-saga", "fig-isaga-local"} <= _ids(HTML / "book" / "06b_is_saga.html")
 
 
+def test_chapter_5_has_its_optional_section_and_figures(visited):
+    """Decreasing steps and the non-convex rate are a section of chapter 5 with its own page, as IS-SAGA
+    is of chapter 6: numbered under chapter 5, marked (optional), listed in the sidebar, with its figures."""
+    doc = "book/05b_decreasing_nonconvex"
+    if doc not in visited:
+        pytest.skip("no optional section of chapter 5 in _toc.yml")
+    title = visited[doc]["title"]
+    assert re.match(r"5\.\d+\. Decreasing steps", title) and "(optional)" in title, f"the page title reads {title!r}"
+    assert any(h.split("#")[0].endswith(f"/{doc}.html") for h in visited["book/05_is_sgd"]["nav"])
+    assert "fig-is-sgd-sweep" in _ids(HTML / "book" / "05_is_sgd.html")
+    assert {"fig-is-sgd-decreasing", "fig-is-sgd-threshold"} <= _ids(HTML / f"{doc}.html")
+
+
 # ---- the API reference: an index page (book/api) and one page per module group (book/api/*)
 API_PAGES = [d for d in PAGES if d == "book/api" or d.startswith("book/api/")]
 #: the most text one reference page may hold (the single page of before was about 250k characters)
