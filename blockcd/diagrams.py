@@ -223,13 +223,14 @@ def round_messages(n: int, d: int, m: int, tau: int, ax=None, *, bytes_per_numbe
                    label: str | None = None):
     r"""The ranks of an MPI job and the messages of one round (chapter 10).
 
-    Rank 0, the master, sits on top; ranks 1 to n, the workers, below.  Grey
-    arrows are the broadcast of the iterate, :math:`8d` bytes that every worker
-    receives; coloured arrows are the workers' messages, the values of
-    :math:`\tau` blocks, :math:`8\tau d/m` bytes each (blocks of equal size),
-    their width in proportion to their size.  The text on top gives what the
-    master's link takes in per round, :math:`8n\tau d/m` bytes: :math:`8nd` dense,
-    :math:`8d` at :math:`\tau = m/n`, after ``label`` if one is given.
+    Rank 0, the master, sits on top; ranks 1 to n below, worker i on rank i
+    (the book numbers workers from 1).  Grey arrows are the broadcast of the
+    iterate, :math:`8d` bytes that every worker receives; coloured arrows are
+    the workers' messages, the values of :math:`\tau` blocks, :math:`8\tau d/m`
+    bytes each (blocks of equal size), their width in proportion to their size.
+    The text on top gives what the master's link takes in per round,
+    :math:`8n\tau d/m` bytes: :math:`8nd` dense, :math:`8d` at :math:`\tau = m/n`,
+    after ``label`` if one is given.
     ``bytes_per_number`` is 8 for float64; at most 16 workers are drawn.
 
     Returns the Axes; ``ax.message_bytes`` holds the drawn numbers,
@@ -254,7 +255,7 @@ def round_messages(n: int, d: int, m: int, tau: int, ax=None, *, bytes_per_numbe
         ax.annotate("", xy=(xm + spread + 0.1, 0.82), xytext=(i + 0.12, 0.18),
                     arrowprops={"arrowstyle": "-|>", "color": colour, "lw": 0.6 + 3.4 * up / down,
                                 "shrinkA": 0, "shrinkB": 0})
-        ax.text(i, 0.05, f"rank {i + 1}\nworker {i}", ha="center", va="center", fontsize=10, bbox=box)
+        ax.text(i, 0.05, f"rank {i + 1}\nworker {i + 1}", ha="center", va="center", fontsize=10, bbox=box)
     ax.text(xm, 0.95, "rank 0\nmaster", ha="center", va="center", fontsize=10, bbox=box)
     if label is not None and not isinstance(label, str):
         raise TypeError(f"label must be a string or None, got {type(label).__name__}")
