@@ -1,9 +1,9 @@
 """Asynchronous IS-SGD (the paper's Algorithm 8): arrival orders, delays and the simulator.
 
-There are no rounds: iteration t is the t-th message to reach the master, from worker ``i_t``,
-computed on the point the master last sent that worker.  Everything a run does follows from
-the *arrival record* (i_0, i_1, ...): the delay of arrival t is the number of messages the
-master applied since worker i_t received its point, and each worker's j-th message uses its
+There are no rounds: iteration k applies arrival k, a message from worker ``i_k``, computed on
+the point the master last sent that worker.  Everything a run does follows from the *arrival
+record* (i_0, i_1, ...): the delay delta_k of arrival k (chapter 12) is the number of messages the
+master applied since worker i_k received its point, and each worker's j-th message uses its
 blocks and minibatch of iteration j, a function of (seed, worker, j) alone.  So a run is
 reproduced after the fact from its record (:func:`simulate` with ``delays=record``): the MPI
 ranks (``python -m blockcd.mpi --method is-sgd-async``) save theirs in the History.
@@ -96,7 +96,7 @@ class Speeds:
 
     def round_times(self, n: int, rounds: int) -> np.ndarray:
         """The synchronous counterpart: round k ends when the slowest worker's k-th computation does, so its
-        length is max_i T_i(k); returns the (rounds,) end times."""
+        length is max_i W_i(k), W_i(k) that computation's time; returns the (rounds,) end times."""
         return np.cumsum(self.durations(n, rounds).max(axis=0))
 
     def arrivals(self, n: int, iters: int) -> tuple[np.ndarray, np.ndarray]:
@@ -139,7 +139,7 @@ def _reals(x) -> bool:
 
 
 def arrival_delays(record, n: int) -> np.ndarray:
-    """The delay of each arrival of ``record`` (the worker of each arrival): d_t = t - s, where worker i_t
+    """The delay of each arrival of ``record`` (the worker of each arrival): delta_k = k - s, where worker i_k
     received its point just after arrival s - 1 (s = 0: it started on x0)."""
     record = np.asarray(record)
     since = np.zeros(n, dtype=np.int64)
@@ -241,7 +241,7 @@ def finish(rec, x, seed, record, times, problem, **measured) -> History:
 
 def epoch_rate(h: History, M: int) -> float:
     """The measured contraction of ||x - x*||^2 per epoch of M arrivals: the geometric mean of
-    dist2[(e+1)M]/dist2[eM] over the epochs recorded (Theorem 9's rate is per epoch, floor(t/M))."""
+    dist2[(e+1)M]/dist2[eM] over the epochs recorded (Theorem 9's rate is per epoch, floor(k/M))."""
     M = check_int("M", M, 1)
     e = h.dist2[::M]
     if e.size < 2:

@@ -39,10 +39,10 @@ def _check_G(G) -> tuple[np.ndarray, bool]:
 def top_k(G, m: int, tau: int) -> np.ndarray:
     r"""Keep, in every row of ``G``, the ``tau`` of its ``m`` blocks with the largest norm.
 
-    Row i becomes :math:`T(g_i) = P_{S_i} g_i` with
+    Row i becomes :math:`\operatorname{top}_k(g_i) = P_{S_i} g_i` (k = tau blocks) with
     :math:`S_i = \arg\max_{|S| = \tau} \|P_S g_i\|^2`, not rescaled: the
-    compressor is deterministic and biased, :math:`T(g) \ne g` in general,
-    with :math:`\|T(g) - g\|^2 \le (1 - \tau/m)\|g\|^2` (the dropped blocks
+    compressor is deterministic and biased, :math:`\operatorname{top}_k(g) \ne g` in general,
+    with :math:`\|\operatorname{top}_k(g) - g\|^2 \le (1 - \tau/m)\|g\|^2` (the dropped blocks
     are the smallest, so they carry at most their share of the norm).  Ties
     are broken by block position.  Chapter 3 compares it with the unbiased
     block sparsifier; its block choice depends on the data, so the indices

@@ -96,10 +96,10 @@ def selection_grid(n: int, m: int, tau: int, *, seed: int = 0, iteration: int = 
         setup()
         if beside:
             cell = min(0.4, 8.8 / (2 * m))
-            size = (2 * m * cell + 1.9, (n + 1.5) * cell + 1.9)
+            size = (2 * m * cell + 1.9, (n + 1.5) * cell + 2.4)
         else:
             cell = min(0.4, 9.0 / m)
-            size = (m * cell + 1.6, 2 * ((n + 1.5) * cell + 1.2) + 0.7)
+            size = (m * cell + 1.6, 2 * ((n + 1.5) * cell + 1.4) + 0.9)
         fig, axes = plt.subplots(1, 2, figsize=size, layout="constrained") if beside else \
             plt.subplots(2, 1, figsize=size, layout="constrained")
         fig.get_layout_engine().set(wspace=0.04, hspace=0.04)
@@ -149,13 +149,15 @@ def selection_grid(n: int, m: int, tau: int, *, seed: int = 0, iteration: int = 
                           [f"worker {i + 1}" for i in wk] + ["to the master"])
         ax.tick_params(length=0, labelsize=13)
         nobody, several = int(np.sum(counts == 0)), int(np.sum(counts >= 2))
-        ax.set_xlabel(f"block\n{STYLE[sampling]['label']}\n{nobody} from nobody, {several} from two or more",
-                      fontsize=13)
-    handles = [mpl.patches.Patch(facecolor=mk["facecolor"], edgecolor=mk["edgecolor"], hatch=mk["hatch"],
-                                 label=mk["label"]) for mk in COVERAGE_MARKS.values()]
-    handles += [mpl.patches.Patch(facecolor=STYLE[s]["color"], label=f"sent ({STYLE[s]['label']})")
-                for s in SAMPLINGS]
-    fig.legend(handles=handles, loc="outside lower center", ncol=3, fontsize=13)
+        # a short panel name on top; the block axis and the panel's counts underneath
+        ax.set_title(STYLE[sampling]["label"], fontsize=14, pad=8)
+        ax.set_xlabel(f"block\n{nobody} from nobody, {several} from two or more", fontsize=13)
+    # the legend in a row of its own under both panels, clear of the grids and their labels
+    handles = [mpl.patches.Patch(facecolor=STYLE[s]["color"], label=f"sent ({STYLE[s]['label'].split()[0]})")
+               for s in SAMPLINGS]
+    handles += [mpl.patches.Patch(facecolor=mk["facecolor"], edgecolor=mk["edgecolor"], hatch=mk["hatch"],
+                                  label=mk["label"]) for mk in COVERAGE_MARKS.values()]
+    fig.legend(handles=handles, loc="outside lower center", ncol=3, fontsize=13, columnspacing=2.0)
     return fig
 
 
@@ -230,13 +232,14 @@ def round_messages(n: int, d: int, m: int, tau: int, ax=None, *, bytes_per_numbe
                    label: str | None = None):
     r"""The ranks of an MPI job and the messages of one round (chapter 10).
 
-    Rank 0, the master, sits on top; ranks 1 to n, the workers, below.  Grey
-    arrows are the broadcast of the iterate, :math:`8d` bytes that every worker
-    receives; coloured arrows are the workers' messages, the values of
-    :math:`\tau` blocks, :math:`8\tau d/m` bytes each (blocks of equal size),
-    their width in proportion to their size.  The text on top gives what the
-    master's link takes in per round, :math:`8n\tau d/m` bytes: :math:`8nd` dense,
-    :math:`8d` at :math:`\tau = m/n`, after ``label`` if one is given.
+    Rank 0, the master, sits on top; ranks 1 to n below, worker i on rank i
+    (the book numbers workers from 1).  Grey arrows are the broadcast of the
+    iterate, :math:`8d` bytes that every worker receives; coloured arrows are
+    the workers' messages, the values of :math:`\tau` blocks, :math:`8\tau d/m`
+    bytes each (blocks of equal size), their width in proportion to their size.
+    The text on top gives what the master's link takes in per round,
+    :math:`8n\tau d/m` bytes: :math:`8nd` dense, :math:`8d` at :math:`\tau = m/n`,
+    after ``label`` if one is given.
     ``bytes_per_number`` is 8 for float64; at most 16 workers are drawn.
 
     Returns the Axes; ``ax.message_bytes`` holds the drawn numbers,
@@ -254,6 +257,8 @@ def round_messages(n: int, d: int, m: int, tau: int, ax=None, *, bytes_per_numbe
     xm = (n - 1) / 2
     colour = STYLE["ibcd"]["color"]
     box = {"boxstyle": "round,pad=0.4", "facecolor": "white", "edgecolor": "0.3"}
+    # readable at the page's width; smaller only when many boxes share it
+    size, box_size = (12, 11) if n <= 4 else (11, 10)
     for i in range(n):
         spread = 0.08 * (i - xm)   # each worker's arrows meet the master at their own place
         ax.annotate("", xy=(i - 0.12, 0.18), xytext=(xm + spread - 0.1, 0.82),
@@ -261,16 +266,16 @@ def round_messages(n: int, d: int, m: int, tau: int, ax=None, *, bytes_per_numbe
         ax.annotate("", xy=(xm + spread + 0.1, 0.82), xytext=(i + 0.12, 0.18),
                     arrowprops={"arrowstyle": "-|>", "color": colour, "lw": 0.6 + 3.4 * up / down,
                                 "shrinkA": 0, "shrinkB": 0})
-        ax.text(i, 0.05, f"rank {i + 1}\nworker {i}", ha="center", va="center", fontsize=10, bbox=box)
-    ax.text(xm, 0.95, "rank 0\nmaster", ha="center", va="center", fontsize=10, bbox=box)
+        ax.text(i, 0.05, f"rank {i + 1}\nworker {i + 1}", ha="center", va="center", fontsize=box_size, bbox=box)
+    ax.text(xm, 0.95, "rank 0\nmaster", ha="center", va="center", fontsize=box_size, bbox=box)
     if label is not None and not isinstance(label, str):
         raise TypeError(f"label must be a string or None, got {type(label).__name__}")
     top = f"into the master: {up * n:,.0f} bytes per round"
-    ax.text(xm, 1.2, top if label is None else f"{label}\n{top}", ha="center", va="center", fontsize=11)
+    ax.text(xm, 1.2, top if label is None else f"{label}\n{top}", ha="center", va="center", fontsize=size)
     handles = [mpl.lines.Line2D([], [], color="0.6", lw=4.0, label=f"down: the iterate, {down:,.0f} bytes"),
                mpl.lines.Line2D([], [], color=colour, lw=0.6 + 3.4 * up / down,
                                 label=f"up: {tau} of {m} blocks, {up:,.0f} bytes")]
-    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.02), ncol=1, fontsize=10)
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.02), ncol=1, fontsize=size)
     ax.set_xlim(-0.7, n - 0.3)
     ax.set_ylim(-0.1, 1.32)
     ax.set_axis_off()

@@ -249,8 +249,9 @@ def time_split(measurements, ax=None, *, xlabel: str = "rank", unit: float = 1e-
     """Stacked bars of each rank's mean time per iteration: compute, then communication.
 
     ``measurements`` is a :class:`blockcd.mpi.Measurements` (chapter 10); bar 0 is
-    the master, bar i the worker i - 1.  Communication is the time inside MPI calls,
-    waiting for the slowest peer included; the master's evaluation of the error
+    the master, bar i worker i (rank i, ticked ``w1``, ``w2``, ...: the book numbers
+    workers from 1).  Communication is the time inside MPI calls, waiting for the
+    slowest peer included; the master's evaluation of the error
     (not part of the method) is left out.  ``unit`` is the time unit in seconds
     (milliseconds by default).
     """
@@ -260,7 +261,7 @@ def time_split(measurements, ax=None, *, xlabel: str = "rank", unit: float = 1e-
     ranks = np.arange(comp.size)
     ax.bar(ranks, comp, color="#1f77b4", label="compute")
     ax.bar(ranks, comm, bottom=comp, color="#c7c7c7", label="communication (incl. waiting)")
-    ax.set_xticks(ranks, ["master"] + [f"w{i}" for i in range(comp.size - 1)])
+    ax.set_xticks(ranks, ["master"] + [f"w{i}" for i in range(1, comp.size)])
     ax.set_xlabel(xlabel)
     ax.set_ylabel({1e-3: "milliseconds per iteration", 1e-6: "microseconds per iteration",
                    1.0: "seconds per iteration"}.get(unit, f"time per iteration ({unit:g} s)"))

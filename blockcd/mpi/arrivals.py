@@ -87,7 +87,7 @@ def master(comm, cfg, s, watchdog, fail):
             late = np.flatnonzero(t - since > cfg.max_delay)
             if late.size:
                 j = int(late[np.argmax((t - since)[late])])      # the most overdue
-                raise RuntimeError(f"worker {j} (rank {j + 1}) has not answered for {t - since[j]} arrivals, "
+                raise RuntimeError(f"worker {j + 1} (rank {j + 1}) has not answered for {t - since[j]} arrivals, "
                                    f"more than --max-delay {cfg.max_delay}")
         watchdog.waiting = "a message from any worker"
         comm.Recv(buf, source=MPI.ANY_SOURCE, tag=TAG_VALUES, status=st)
@@ -96,7 +96,7 @@ def master(comm, cfg, s, watchdog, fail):
         coords = None if chosen.size == cfg.m else blocks.coords(chosen)
         size = d if coords is None else coords.size
         if st.Get_count(MPI.DOUBLE) != size:
-            raise RuntimeError(f"worker {i} (rank {i + 1}) sent {st.Get_count(MPI.DOUBLE)} numbers in its message "
+            raise RuntimeError(f"worker {i + 1} (rank {i + 1}) sent {st.Get_count(MPI.DOUBLE)} numbers in its message "
                                f"{count[i]}, expected {size}")
         times[t] = time.perf_counter() - t_start
         record[t] = i
@@ -121,7 +121,7 @@ def master(comm, cfg, s, watchdog, fail):
     for _ in range(n):
         left = np.flatnonzero(~stopped)
         watchdog.tick(cfg.iters)
-        watchdog.waiting = "the last message of " + ", ".join(f"worker {j} (rank {j + 1})" for j in left)
+        watchdog.waiting = "the last message of " + ", ".join(f"worker {j + 1} (rank {j + 1})" for j in left)
         comm.Recv(buf, source=MPI.ANY_SOURCE, tag=TAG_VALUES, status=st)
         i = st.Get_source() - 1
         reqs[i].Wait()

@@ -107,7 +107,7 @@ def _receive_own(comm, n, blocks):
             chosen = unpack_chosen(packed, blocks.m)
             c = blocks.coords(chosen)
             if c.size != b.size:
-                raise RuntimeError(f"worker {i} (rank {i + 1}) sent {b.size} values for blocks {chosen.tolist()}, "
+                raise RuntimeError(f"worker {i + 1} (rank {i + 1}) sent {b.size} values for blocks {chosen.tolist()}, "
                                    f"which hold {c.size} coordinates")
         mask[i, chosen] = True
         coords.append(c)
@@ -201,7 +201,7 @@ def _master(comm, cfg, s, watchdog, fail):
             clock.lap(clock.comm, k)
             for i, st, b in zip(senders, statuses, bufs):
                 if st.Get_count(MPI.DOUBLE) != b.size:
-                    raise RuntimeError(f"worker {i} (rank {i + 1}) sent {st.Get_count(MPI.DOUBLE)} numbers at "
+                    raise RuntimeError(f"worker {i + 1} (rank {i + 1}) sent {st.Get_count(MPI.DOUBLE)} numbers at "
                                        f"iteration {k}, expected {b.size}")
         if bernoulli:  # the blocks received, counted as the simulator counts them
             mask = None
@@ -240,7 +240,7 @@ def _run(comm, argv):
     from mpi4py import MPI
 
     rank, ranks = comm.Get_rank(), comm.Get_size()
-    role = "master" if rank == 0 else f"worker {rank - 1}"
+    role = "master" if rank == 0 else f"worker {rank}"
     t_start = time.perf_counter()
     # 1. every rank checks the command line and builds the problem on its own: no message yet
     error = None
@@ -347,7 +347,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _run(comm, argv)
     except BaseException as exc:  # noqa: BLE001 - any failure must end the whole job, never hang it
-        role = "master" if rank == 0 else f"worker {rank - 1}"
+        role = "master" if rank == 0 else f"worker {rank}"
         say(f"rank {rank} ({role}) failed: {type(exc).__name__}: {exc}")
         abort(comm, EXIT_FAILED)
         return EXIT_FAILED
