@@ -84,7 +84,7 @@ def shade(key: str, j: int, k: int, **overrides) -> dict:
     return s
 
 
-#: colours of :func:`series`: the Okabe-Ito palette (blue, orange, bluish green, vermillion,
+#: the colours :func:`series` gives, the Okabe-Ito palette (blue, orange, bluish green, vermillion,
 #: reddish purple, sky blue, black), which readers with any common colour-vision deficiency tell apart
 SERIES_COLORS = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000")
 #: markers and line styles of :func:`series`, so that its curves differ in grey too
