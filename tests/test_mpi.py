@@ -511,29 +511,14 @@ def test_a_long_setup_step_says_so_and_a_quick_one_does_not(capsys):
 
 # ---------------------------------------------------------------- a method of the user's, by its module path
 USER_RULES = '''
-import numpy as np
-
-from blockcd.rules import Rule, State
+from blockcd.topk import TopKErrorFeedback
 
 
-class TopK(Rule):
-    """Top-k with error feedback, written outside the library: it chooses its own blocks."""
+class TopK(TopKErrorFeedback):
+    """Top-k with error feedback under a name of the user's, in a module outside the library: the ranks
+    import it by its path and it chooses its own blocks (the rule's body is the library's)."""
 
     name = "user-topk"
-    own_blocks = True
-
-    def worker_init(self, o, x0):
-        return State(e=np.zeros(o.shape))
-
-    def send(self, o, w, x, idx, sel):
-        g, fx = sel.grads(o, x)
-        u = g + w.e
-        sel.choose(np.argsort(-sel.block_norms2(u), axis=-1, kind="stable")[..., : sel.tau])
-        w.e = np.where(sel.sent_mask(u.shape), 0.0, u)
-        return sel.send(u), fx
-
-    def step(self, s, total, scale, step, n):
-        s.x = s.x - step * (total / n)
 
 
 NOT_A_RULE = 3
