@@ -47,8 +47,10 @@ def nonconvex_step(problem, m: int, tau: int, t: int) -> float:
 
 
 def local_variance_bound(problem, batch: int | None = None) -> float:
-    r"""A uniform bound :math:`\sigma^2 \ge \frac1n\sum_i\mathbb{E}\lVert g_i(x) - \nabla f_i(x)\rVert^2` for
-    b-minibatch local gradients at every x (the paper's Assumption 3, averaged over workers).
+    r"""A uniform bound :math:`\bar\sigma_b^2 \ge \frac1n\sum_i\mathbb{E}\lVert g_i(x) - \nabla f_i(x)\rVert^2`
+    for b-minibatch local gradients at every x (the paper's Assumption 3, averaged over workers): chapter 5's
+    optional section writes it :math:`\bar\sigma_b^2`, as chapter 7 does with :math:`\bar\rho = 0`; the
+    noise at the optimum :math:`\sigma^2` is another quantity.
 
     For b of l rows without replacement the variance is
     :math:`\frac{l-b}{b(l-1)}\frac1l\sum_j\lVert\nabla f_{ij}(x) - \nabla f_i(x)\rVert^2
@@ -81,12 +83,12 @@ def nonconvex_bound(problem, m: int, tau: int, t: int, *, step: float | None = N
     .. math::
 
         \mathbb{E}\lVert\nabla f(\hat x_t)\rVert^2 \le \frac{2(f(x^0) - f^\star)}{\gamma(t+1)}
-        + \frac{L\gamma}{n}\Big(\omega\nu^2 + \frac{m}{\tau}\sigma^2\Big),
+        + \frac{L\gamma}{n}\Big(\omega\nu^2 + \frac{m}{\tau}\bar\sigma_b^2\Big),
 
     :math:`\omega = m/\tau - 1`, ``problem.f_lower`` for f*, ``nu2`` (default ``problem.nu2_bound``)
-    and :math:`\sigma^2` = :func:`local_variance_bound` for b-minibatches (b = 1 by default, as in
+    and :math:`\bar\sigma_b^2` = :func:`local_variance_bound` for b-minibatches (b = 1 by default, as in
     :func:`blockcd.run`).  ``step=None`` takes :func:`nonconvex_step`, at which the bound is at most
-    :math:`\frac{1}{\sqrt{tqn}}(2(f(x^0) - f^\star)L + (1-q)\nu^2 + \sigma^2)`.  Raises
+    :math:`\frac{1}{\sqrt{tqn}}(2(f(x^0) - f^\star)L + (1-q)\nu^2 + \bar\sigma_b^2)`.  Raises
     ``ValueError`` for a step above :math:`1/(L(1 + \omega/n))`.
     """
     m, tau, _, t = q_t(problem, m, tau, t)
@@ -104,17 +106,17 @@ def nonconvex_threshold(problem, m: int, step: float, base: float, *, nu2: float
                         batch: int | None = None) -> float:
     r"""The tau past which sending more blocks gains at most a factor 2 in E||grad f(x-hat_t)||^2, at a fixed step.
 
-    In :func:`nonconvex_bound` only the term :math:`\frac{L\gamma}{n}\omega(\nu^2 + \sigma^2)` depends
-    on tau (besides the tau-free :math:`\frac{L\gamma}{n}\sigma^2`).  Compared with ``base``, the value
+    In :func:`nonconvex_bound` only the term :math:`\frac{L\gamma}{n}\omega(\nu^2 + \bar\sigma_b^2)` depends
+    on tau (besides the tau-free :math:`\frac{L\gamma}{n}\bar\sigma_b^2`).  Compared with ``base``, the value
     at tau = m (the dense run's, measured or bounded), it is smaller once
-    :math:`\omega \le \omega^\star = n\,\text{base}/(L\gamma(\nu^2 + \sigma^2))`, i.e. for
+    :math:`\omega \le \omega_{\text{sat}} = n\,\text{base}/(L\gamma(\nu^2 + \bar\sigma_b^2))`, i.e. for
 
     .. math::
 
-        \tau \ge \tau^\star = \frac{m}{1 + \omega^\star},
+        \tau \ge \tau_{\text{sat}} = \frac{m}{1 + \omega_{\text{sat}}},
 
     the paper's observation (Corollary 6 ii) that past a threshold a larger tau does not help
-    (chapter 5, "Without convexity").  ``nu2`` defaults to ``problem.nu2_bound``, sigma^2 is
+    (chapter 5, "Without convexity").  ``nu2`` defaults to ``problem.nu2_bound``, sigma-bar_b^2 is
     :func:`local_variance_bound` (b = 1 by default).  Returns a real number in (0, m].
     """
     m = check_int("m", m, 1, problem.d)

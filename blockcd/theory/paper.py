@@ -109,7 +109,7 @@ def paper_nonconvex_bound(problem, m: int, tau: int, t: int, *, nu2: float | Non
         \Big((f(x^0) - f^\star)L + (1 - q)\nu^2\Big),
 
     with ``problem.f_lower`` for f* and ``nu2`` (default ``problem.nu2_bound``) for the
-    dissimilarity.  The text of the corollary has no term in the local variance sigma^2 of its
+    dissimilarity.  The text of the corollary has no term in the local variance sigma-bar_b^2 of its
     Assumption 3; the book's derivation (:func:`nonconvex_bound`) finds one, so this form is
     for exact local gradients (b = l).
     """
