@@ -4,7 +4,7 @@ Every chapter draws with these functions so that a method looks the same everywh
 colour, marker and label :data:`blockcd.styles.STYLE` gives it, with the book's matplotlib
 defaults (:func:`blockcd.styles.setup`).  Nothing here runs a method; pass
 :class:`~blockcd.History` objects or arrays.  :func:`convergence` draws a researcher's runs side
-by side: several runs of one method (several tau) in shades of its colour, each labelled with its
+by side: several runs of one method (several tau) each in a colour, marker and line style of its own, labelled with its
 tau, against iterations, blocks or bytes, and each curve ends where its error reaches zero.
 
 The module is one of three, split by job: :mod:`blockcd.styles` holds the look (``STYLE``,
@@ -95,8 +95,8 @@ def convergence(histories: Sequence, ax=None, *, x: str = "iteration", y: str = 
     keys : iterable of str, optional
         The :data:`blockcd.styles.STYLE` entry (colour and marker) of each run, e.g. ``["gd", "ibcd"]`` to draw a
         run at :math:`\tau = m` as dense gradient descent.  By default each run takes its method's
-        style, and several runs of one method are told apart by :func:`blockcd.styles.shade` (one shade and one
-        line style per run, dark to light in the order given).  With ``keys`` given, every run is
+        style, and several runs of one method are told apart by :func:`blockcd.styles.series` (a colour,
+        marker and line style of their own per run, in the order given).  With ``keys`` given, every run is
         drawn in exactly its key's style, as the book's figures are.
     relative : bool
         Divide each curve by its value at :math:`x^0` (the y label says so).
@@ -145,7 +145,7 @@ def convergence(histories: Sequence, ax=None, *, x: str = "iteration", y: str = 
         styles = []
         for i, h in enumerate(histories):
             same = [j for j, mth in enumerate(methods) if mth == h.method]
-            styles.append(shade(h.method, same.index(i), len(same), **kw) if len(same) > 1 else style(h.method, **kw))
+            styles.append(series(h.method, same.index(i), **kw) if len(same) > 1 else style(h.method, **kw))
     if labels is None and keys is None:
         pairs = [(h.method, h.tau) for h in histories]
         labels = [run_label(h, step=pairs.count((h.method, h.tau)) > 1) for h in histories]

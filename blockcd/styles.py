@@ -95,14 +95,16 @@ SERIES_LINES = ("-", "--", "-.", ":")
 def series(key: str, j: int, **overrides) -> dict:
     """The style of ``key`` for the j-th of several curves of one method (several n, tau or workers).
 
-    Unlike :func:`shade`, every curve gets its own colour (``SERIES_COLORS[j]``), marker
-    (``SERIES_MARKERS[j]``) and line style (``SERIES_LINES[j % 4]``), so that curves and legend
-    entries pair up in colour and in grey; the label stays the method's.  ``j`` counts from 0 and
-    is at most ``len(SERIES_COLORS) - 1``; ``overrides`` replace any key (e.g. ``label``).
+    Unlike :func:`shade`, every curve gets its own colour (``SERIES_COLORS[j % 7]``), marker
+    (``SERIES_MARKERS[j % 7]``) and line style (``SERIES_LINES[j % 4]``), so that curves and legend
+    entries pair up in colour and in grey; the label stays the method's.  ``j`` counts from 0; the
+    first 7 curves differ in colour and marker, and the first 28 in the pair of colour and line
+    style.  ``overrides`` replace any key (e.g. ``label``).
     """
-    j = check_int("j", j, 0, len(SERIES_COLORS) - 1)
+    j = check_int("j", j, 0)
     s = style(key)
-    s.update(color=SERIES_COLORS[j], marker=SERIES_MARKERS[j], ls=SERIES_LINES[j % len(SERIES_LINES)])
+    c = j % len(SERIES_COLORS)
+    s.update(color=SERIES_COLORS[c], marker=SERIES_MARKERS[c], ls=SERIES_LINES[j % len(SERIES_LINES)])
     s.update(overrides)
     return s
 

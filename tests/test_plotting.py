@@ -200,8 +200,28 @@ def test_series_gives_every_curve_its_own_colour_marker_and_line_style():
     assert all(a["ls"] != b["ls"] for a, b in itertools.pairwise(drawn_styles))
     assert all(s["label"] == plotting.STYLE["ibcd"]["label"] for s in drawn_styles)
     assert plotting.series("ibcd", 2, label="x", marker="*")["label"] == "x"
+    # past the palette the colours repeat, but with another line style: the first 28 curves
+    # (7 colours by 4 line styles) still differ in the pair
+    pairs = [(s["color"], s["ls"]) for s in (plotting.series("ibcd", j) for j in range(28))]
+    assert len(set(pairs)) == 28
     with pytest.raises(ValueError, match="j"):
-        plotting.series("ibcd", len(styles.SERIES_COLORS))
+        plotting.series("ibcd", -1)
+
+
+def test_convergence_draws_several_runs_of_one_method_in_distinct_colours():
+    # the runs of a researcher's tau sweep, drawn without keys: each its own colour, marker and
+    # line style, and the legend maps each label to its line
+    import blockcd
+
+    p = blockcd.problems.synthetic(4, 20, 12, interpolating=True, cond=5, seed=0)
+    runs = [blockcd.run(p, "ibcd", m=12, tau=t, iters=50, seed=0) for t in (12, 6, 3, 1)]
+    ax = plotting.convergence(runs)
+    lines = ax.get_lines()
+    assert len(lines) == 4
+    assert len({matplotlib.colors.to_hex(ln.get_color()) for ln in lines}) == 4
+    assert len({ln.get_marker() for ln in lines}) == 4
+    assert all(a.get_linestyle() != b.get_linestyle() for a, b in itertools.pairwise(lines))
+    plt.close(ax.figure)
 
 
 def test_tradeoff_legend_maps_every_curve_and_sits_above_the_data():

@@ -102,7 +102,7 @@ def band(ax, curves, key, label, j=0, k=1, *, floor=1e-16):
     c = np.clip(curves, floor, None)
     c = np.where(np.isfinite(c), c, np.nan)
     x = np.arange(c.shape[1])
-    st = plotting.shade(key, j, k) if k > 1 else plotting.style(key)
+    st = plotting.series(key, j) if k > 1 else plotting.style(key)
     st["label"] = label
     st.setdefault("markevery", max(1, c.shape[1] // 6))
     ax.semilogy(x, np.nanmedian(c, axis=0), lw=2, **{k_: v for k_, v in st.items() if k_ != "lw"})
