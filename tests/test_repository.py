@@ -114,3 +114,19 @@ def test_no_control_characters_in_the_sources():
             if bad.search(line):
                 hits.append(f"{path.relative_to(ROOT)}:{lineno}")
     assert not hits, "control characters (a non-raw docstring?) at " + ", ".join(hits)
+
+
+def test_landing_pages_central_picture_is_chapter_1s_figure():
+    # book/images/central_picture.png is a copy of Fig. 1.2 as chapter 1 stores it (the introduction
+    # is Markdown and cannot run the cell); re-executing chapter 1 with another picture fails here.
+    # Refresh: write the image/png output of the cell named fig-selection-template to that file.
+    import base64
+
+    cells = json.loads((ROOT / "book" / "01_template.ipynb").read_text())["cells"]
+    named = [c for c in cells if c["metadata"].get("mystnb", {}).get("figure", {}).get("name")
+             == "fig-selection-template"]
+    assert len(named) == 1
+    png = [o["data"]["image/png"] for o in named[0]["outputs"] if "image/png" in o.get("data", {})]
+    assert len(png) == 1
+    assert (ROOT / "book" / "images" / "central_picture.png").read_bytes() == base64.b64decode(png[0])
+    assert "images/central_picture.png" in (ROOT / "book" / "intro.md").read_text()
