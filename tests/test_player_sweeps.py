@@ -22,6 +22,9 @@ SMALL = {
     "tradeoff": lambda: widgets.tradeoff_explorer(d=16, m=16, eps=1e-2),
     "time": lambda: widgets.time_explorer(),
     "playground": lambda: widgets.playground(d=16, m=16, iters=80),
+    # at the chapter's own sizes (chapter 5: d = 40, 800 iterations), where IS-SGD's dense run sends
+    # tens of thousands of numbers per worker and the x axis needs room for five-digit labels
+    "convergence, chapter 5": lambda: widgets.convergence_explorer(method="is-sgd"),
 }
 
 
@@ -34,7 +37,7 @@ def sweeps():
     """For each explorer: per frame, the axis limits and whether a legend overlaps any axes; the watch line."""
     out = {}
     for name, build in SMALL.items():
-        seen = {"limits": [], "overlap": [], "outside": []}
+        seen = {"limits": [], "overlap": [], "outside": [], "crowded": []}
 
         def fake_jshtml(fig, update, n_frames, name, fps=1.5, *, watch=None, autoplay=True, seen=seen):
             seen["watch"] = watch
@@ -44,6 +47,11 @@ def sweeps():
                 fig.canvas.draw()
                 r = fig.canvas.get_renderer()
                 fb = fig.bbox
+                for a, ax in enumerate(fig.axes):
+                    for axis in ("x", "y"):
+                        boxes = [t.get_window_extent(r) for t in getattr(ax, f"get_{axis}ticklabels")()
+                                 if t.get_visible() and t.get_text()]
+                        seen["crowded"] += [(i, a, axis) for b1, b2 in zip(boxes, boxes[1:]) if _overlaps(b1, b2)]
                 for ax in fig.axes:
                     leg = ax.get_legend()
                     if leg is None:
@@ -139,3 +147,57 @@ def test_the_player_plays_on_load_unless_reduced_motion_is_asked():
     assert ".play_animation();" not in still.split("new Animation(")[-1]
     with pytest.raises(ValueError, match="watch"):
         player.watch_line(" ")
+
+
+@pytest.mark.parametrize("name", list(SMALL))
+def test_tick_labels_do_not_run_into_each_other(sweeps, name):
+    # (frame, axes, axis) of every pair of neighbouring tick labels whose boxes overlap
+    assert not sweeps[name]["crowded"], f"{name}: tick labels overlap at {sweeps[name]['crowded'][:3]}"
+
+
+def _sent_to_bottom(y, sent) -> float:
+    """Numbers sent per worker when the relative error first reaches the panel's bottom, 1e-12."""
+    hit = np.flatnonzero(y <= 1e-12)
+    return float(sent[hit[0]]) if len(hit) else np.inf
+
+
+#: the explorers of chapters 5, 6 and 7 as the chapters call them
+CHAPTER_SWEEPS = {
+    "is-sgd": {},
+    "isega": {"problem": "heterogeneous", "split": "sorted"},
+    "is-asgd": {"problem": "interpolating"},
+}
+
+
+@pytest.mark.parametrize("method", list(CHAPTER_SWEEPS))
+def test_what_to_watch_is_what_the_chapters_sweep_shows(method):
+    # each chapter's "What to watch" line makes a claim about its sweep; measure it frame by frame
+    from blockcd.history import BYTES_PER_NUMBER
+
+    ex = widgets.convergence_explorer(method=method, **CHAPTER_SWEEPS[method])
+    frames = ex._frames()
+    assert ex.WATCH[method] in ex.watch(frames)
+    taus, to_bottom, to_floor = [], [], []
+    for f in frames:
+        r = ex._compute(f)
+        h, dense = r["history"], r["dense"]
+        y, yd = h.dist2 / h.dist2[0], dense.dist2 / dense.dist2[0]
+        taus.append(f["tau"])
+        to_bottom.append((_sent_to_bottom(y, h.bytes_up / BYTES_PER_NUMBER),
+                          _sent_to_bottom(yd, dense.bytes_up / BYTES_PER_NUMBER)))
+        # IS-SGD: the first iteration within a factor 2 of the dense run's floor (its second half's mean)
+        near = np.flatnonzero(y <= 2 * yd[len(yd) // 2:].mean())
+        to_floor.append(near[0] if len(near) else np.inf)
+    assert taus[-1] == f["m"] and len(taus) >= 5
+    if method == "is-sgd":
+        # the smaller tau, the later the chosen run gets near the floor (never, within the run, at small tau)
+        assert all(a >= b for a, b in zip(to_floor, to_floor[1:])), to_floor
+        assert np.isinf(to_floor[0]) and np.isfinite(to_floor[-1])
+    elif method == "isega":
+        # dense GD reaches the bottom with fewer numbers sent than every tau < m
+        assert all(mine > dense for mine, dense in to_bottom[:-1]), to_bottom
+    else:
+        # every tau < m reaches the bottom with fewer numbers than the dense run, the fewer the smaller tau
+        assert all(mine < dense for mine, dense in to_bottom[:-1]), to_bottom
+        mine = [a for a, _ in to_bottom]
+        assert all(a < b for a, b in zip(mine, mine[1:])), mine

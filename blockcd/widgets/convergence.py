@@ -14,6 +14,7 @@ import math
 from typing import ClassVar
 
 import ipywidgets as W
+import matplotlib as mpl
 import numpy as np
 
 from .. import plotting, theory
@@ -137,6 +138,11 @@ class ConvergenceExplorer(Explorer):
         art["label"] = fig.text(0.99, 0.99, "", ha="right", va="top", fontsize=9, color="0.3")
         ax1.legend(handles=[art["run_it"], art["dense_it"], art["bound"]], ncol=self.legend_cols, **ABOVE)
         no_minor_ticks(ax1, ax2)
+        # few labels on the x axes: a dense run sends tens of thousands of numbers per worker, and
+        # five-digit labels at matplotlib's default spacing ran into each other (the playground's
+        # panels are narrower still)
+        ax1.xaxis.set_major_locator(mpl.ticker.MaxNLocator(nbins=4))
+        ax2.xaxis.set_major_locator(mpl.ticker.MaxNLocator(nbins=3))
         return art
 
     @staticmethod
@@ -253,13 +259,28 @@ class ConvergenceExplorer(Explorer):
         return [dict(base, tau=t) for t in log_taus(m, MAX_FRAMES)]
 
 
+    #: what each method's sweep shows, after "on the left, in iterations," (the book's chapters 4 to 7
+    #: draw these at their default settings; other methods get the first)
+    WATCH: ClassVar[dict] = {
+        "ibcd": "the curve at the chosen τ closes in on the dense one as τ grows; on the right, in numbers "
+                "sent per worker, see which reaches the bottom first.",
+        "is-sgd": "the dense run levels off at the floor the minibatch noise sets, and the chosen τ approaches "
+                  "it more slowly the smaller τ is; on the right, in numbers sent per worker, see how early "
+                  "each reaches that floor.",
+        "isega": "the curve at the chosen τ closes in on the dense one as τ grows; on the right, in numbers "
+                 "sent per worker, dense GD at its theory step reaches the bottom with fewer numbers than every "
+                 "τ < m (the text says why).",
+        "is-asgd": "the curve at the chosen τ closes in on the dense one as τ grows; on the right, in numbers "
+                   "sent per worker, every τ < m reaches the bottom with fewer numbers than the dense run, the "
+                   "fewer the smaller τ is.",
+    }
+
     def watch(self, frames):
         taus = [f["tau"] for f in frames]
         f = frames[0]
+        what = self.WATCH.get(canonical(f["method"]), self.WATCH["ibcd"])
         return (f"τ runs from {taus[0]} to {taus[-1]} = m (n = {f['n']}, step {f['step_scale']:g} × the "
-                "theory's): on the left, in iterations, the curve at the chosen τ closes in on the dense "
-                "one as τ grows; on the right, in numbers sent per worker, see which reaches the bottom "
-                "first.")
+                f"theory's): on the left, in iterations, {what}")
 
 
 def method_name(params) -> str:
