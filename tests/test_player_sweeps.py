@@ -25,6 +25,9 @@ SMALL = {
     # at the chapter's own sizes (chapter 5: d = 40, 800 iterations), where IS-SGD's dense run sends
     # tens of thousands of numbers per worker and the x axis needs room for five-digit labels
     "convergence, chapter 5": lambda: widgets.convergence_explorer(method="is-sgd"),
+    "template, chapter 1": lambda: widgets.template_explorer(),
+    "variance, chapter 3": lambda: widgets.variance_explorer(),
+    "playground, as the appendix shows it": lambda: widgets.playground(),
 }
 
 
