@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import csv
 import math
 import subprocess
@@ -233,3 +234,19 @@ def test_summary_table_marks_failures():
     # every 'within' row states its tolerance; the Monte-Carlo row uses 4 standard errors
     var = ok.row(method="variance", n=4)
     assert 0 < var["tolerance"] < 0.15 and abs(var["rel_error"]) <= var["tolerance"]
+
+
+def test_suite_in_parallel_gives_the_same_numbers():
+    # jobs=2 runs the experiments in two spawned processes (reproduce.core.spawn_map): each is
+    # seeded by seed alone, so every row equals the serial run's, and the order is the suite's
+    cfg = dataclasses.replace(reproduce.QUICK, seeds=1, shared_ns=(4,))
+    names = ["where_it_breaks", "independent_vs_shared"]
+    serial = reproduce.run_suite(names, config=cfg, seed=2, progress=False)
+    parallel = reproduce.run_suite(names, config=cfg, seed=2, progress=False, jobs=2)
+    assert [r.name for r in parallel] == [r.name for r in serial] == ["independent_vs_shared", "where_it_breaks"]
+    for a, b in zip(serial, parallel):
+        assert len(a.rows) == len(b.rows) > 0
+        for x, y in zip(a.rows, b.rows):
+            assert all(x[k] == y[k] or (x[k] != x[k] and y[k] != y[k]) for k in x), (a.name, x, y)  # NaN == NaN
+    with pytest.raises(ValueError, match="jobs"):
+        reproduce.run_suite(names, config=cfg, progress=False, jobs=0)

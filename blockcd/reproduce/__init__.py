@@ -91,6 +91,7 @@ from .core import (
     Config,
     Result,
     as_config,
+    spawn_map,
     summary_table,
     write_csv,
 )
@@ -177,6 +178,7 @@ def run_suite(names: Sequence[str] | None = None, *, config="quick", out=None, s
     cfg = as_config(config)
     seed = check_seed("seed", seed)
     tolerance = check_float("tolerance", tolerance, positive=True)
+    jobs = check_int("jobs", jobs, 1)
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -184,12 +186,16 @@ def run_suite(names: Sequence[str] | None = None, *, config="quick", out=None, s
         total = sum(PLANS[k](cfg, cfg.seeds) for k in keys)
         bar = tqdm(total=total, unit="run", file=sys.stderr, dynamic_ncols=True)
         bar.blockcd_preset = True
-    jobs = check_int("jobs", jobs, 1)
     try:
         if jobs == 1:
             results = [EXPERIMENTS[k](config, seed=seed, progress=bar, tolerance=tolerance) for k in keys]
         else:
-            results = _run_parallel(keys, config, seed, tolerance, jobs, bar)
+            results = []
+            for k, res in zip(keys, spawn_map(_one_experiment, [(k, config, seed, tolerance) for k in keys],
+                                              jobs)):
+                results.append(res)
+                if bar is not None:
+                    bar.update(PLANS[k](cfg, cfg.seeds))   # the experiment's runs, as it ends
     finally:
         if bar is not None:
             bar.close()
@@ -197,7 +203,6 @@ def run_suite(names: Sequence[str] | None = None, *, config="quick", out=None, s
         for res in results:
             res.write(out)
             plt.close(res.figure)
-    if out is not None:
         write_csv(Path(out) / "summary.csv", [r for res in results for r in res.checks])
     return results
 
@@ -206,23 +211,6 @@ def _one_experiment(args):
     """One experiment in a worker process, without a bar; its Result (figure included) is pickled."""
     key, config, seed, tolerance = args
     return EXPERIMENTS[key](config, seed=seed, progress=None, tolerance=tolerance)
-
-
-def _run_parallel(keys, config, seed, tolerance, jobs, bar) -> list:
-    """The Results of ``keys`` in their order, run in ``jobs`` spawned processes; the bar moves by each
-    experiment's runs as it ends."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    cfg = as_config(config)
-    with ProcessPoolExecutor(max_workers=min(jobs, len(keys)),
-                             mp_context=multiprocessing.get_context("spawn")) as pool:
-        results = []
-        for k, res in zip(keys, pool.map(_one_experiment, [(k, config, seed, tolerance) for k in keys])):
-            results.append(res)
-            if bar is not None:
-                bar.update(PLANS[k](cfg, cfg.seeds))
-    return results
 
 
 def main_reproduce(names, *, config, out, seed, tolerance, jobs: int = 1) -> int:

@@ -398,6 +398,21 @@ def one_thread(fn):
     return wrapper
 
 
+def spawn_map(fn, items: Sequence, jobs: int):
+    """``fn(item)`` for each of ``items``, in their order, in ``min(jobs, len(items))`` spawned processes.
+
+    A generator: each result comes as soon as it and every result before it are done.  ``fn`` must
+    be a module-level function (spawned workers import it); ``run_suite`` and ``run_paper`` run
+    their experiments through it with ``jobs > 1``.
+    """
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=min(jobs, len(items)),
+                             mp_context=multiprocessing.get_context("spawn")) as pool:
+        yield from pool.map(fn, items)
+
+
 def predicted(problem, method, m, tau, eps, *, batch=None):
     """(predicted K(tau)/K(m), which prediction): see the module docstring."""
     if method in ("ibcd", "is-sgd") and problem.interpolating:

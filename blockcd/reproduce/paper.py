@@ -79,7 +79,7 @@ from .._validate import check_choice, check_int, check_seed
 from ..history import DivergenceError
 from ..methods import run
 from . import figures, figures_vr
-from .core import Data, Result, one_thread, write_csv
+from .core import Data, Result, one_thread, spawn_map, write_csv
 from .figures import cd_one_block
 from .players import player, scrubber
 
@@ -371,17 +371,12 @@ def _one_figure(args):
 
 def _run_parallel(sources, setting, jobs, bar) -> dict:
     """``{figure: Result}`` for ``sources``, run in ``jobs`` spawned processes, longest first."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
     order = sorted(sources, key=lambda f: -_COST.get(f, 1))
     done = {}
-    with ProcessPoolExecutor(max_workers=min(jobs, len(order)),
-                             mp_context=multiprocessing.get_context("spawn")) as pool:
-        for src, res in zip(order, pool.map(_one_figure, [(f, setting) for f in order])):
-            done[src] = res
-            if bar is not None:
-                bar.update(1)
+    for src, res in zip(order, spawn_map(_one_figure, [(f, setting) for f in order], jobs)):
+        done[src] = res
+        if bar is not None:
+            bar.update(1)
     return done
 
 
