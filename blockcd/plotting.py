@@ -4,12 +4,13 @@ Every chapter draws with these functions so that a method looks the same everywh
 colour, marker and label :data:`blockcd.styles.STYLE` gives it, with the book's matplotlib
 defaults (:func:`blockcd.styles.setup`).  Nothing here runs a method; pass
 :class:`~blockcd.History` objects or arrays.  :func:`convergence` draws a researcher's runs side
-by side: several runs of one method (several tau) each in a colour, marker and line style of its own, labelled with its
-tau, against iterations, blocks or bytes, and each curve ends where its error reaches zero.
+by side: several runs of one method (several tau) each in a colour, marker and line style of its
+own, labelled with its tau, against iterations, blocks or bytes, and each curve ends where its
+error reaches zero.
 
 The module is one of three, split by job: :mod:`blockcd.styles` holds the look (``STYLE``,
-``RC_PARAMS``, ``setup``, ``style``, ``shade``, ``series``) and :mod:`blockcd.diagrams` the pictures of the
-ideas (``selection_grid``, ``round_timeline``, ``round_messages`` and their constants).  Both are
+``RC_PARAMS``, ``setup``, ``style``, ``series``, ``shade``) and :mod:`blockcd.diagrams` the
+pictures of the ideas (``selection_grid``, ``round_timeline``, ``round_messages`` and their constants).  Both are
 importable from here as well (``plotting.STYLE``, ``plotting.selection_grid``, ...), as they
 always were.
 """

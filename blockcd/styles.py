@@ -2,8 +2,9 @@
 
 Every figure of the library draws a method with :data:`STYLE` (colour, marker and label per
 method or series name), through :func:`style` and, for several curves of one method (several n
-or tau), :func:`blockcd.styles.shade` (shades of the method's colour) or
-:func:`blockcd.styles.series` (a distinct colour, marker and line style per curve).  :func:`setup` applies the book's matplotlib defaults :data:`RC_PARAMS`
+or tau), :func:`blockcd.styles.series` (a distinct colour, marker and line style per curve) or
+:func:`blockcd.styles.shade` (shades of the method's colour, which the library no longer draws
+with).  :func:`setup` applies the book's matplotlib defaults :data:`RC_PARAMS`
 (``lw=2``, grid, no top and right spines; lowercase labels and no titles: captions come from the
 notebook cell's metadata).  :mod:`blockcd.plotting` (the curves) and :mod:`blockcd.diagrams`
 (the pictures of the ideas) draw with them.
