@@ -87,7 +87,8 @@ def parser() -> argparse.ArgumentParser:
                    help="relative tolerance of the 'within' checks (default: %(default)s)")
     r.add_argument("--paper", action="store_true",
                    help="regenerate the paper's twelve figures instead (figNN.png/.pdf/.csv by the paper's "
-                        "numbers), each claim checked")
+                        "numbers), each claim checked; exit with status 1 on any surprise: a check that "
+                        "fails (FAIL) or one the book expects not to hold that holds (XPASS)")
     r.add_argument("--libsvm-dir", default=None, metavar="DIR",
                    help="with --paper: directory holding the paper's LIBSVM files a1a, mushrooms, phishing, w1a "
                         "(default: the copies shipped with blockcd)")

@@ -66,15 +66,34 @@ def _stats(v) -> tuple[float, float, float]:
     return float(np.median(v)), float(v.min()), float(v.max())
 
 
+def status(passed, expected=True, check="check") -> str:
+    """A checked row's outcome, as pytest names them: ``pass`` and ``FAIL`` for a claim expected to hold,
+    ``xfail`` (fails, as expected) and ``XPASS`` (holds, unexpectedly) for one the book expects not to
+    hold at these sizes; '' for a row recorded, not checked.  ``FAIL`` and ``XPASS`` are the surprises."""
+    if check == "info":
+        return ""
+    if expected:
+        return "pass" if passed else "FAIL"
+    return "XPASS" if passed else "xfail"
+
+
+#: the outcomes that contradict what the book says of a claim (the status of ``reproduce --paper`` is 1)
+SURPRISES = ("FAIL", "XPASS")
+
+
 def result_row(fig, data, claim, quantity, curve, *, values, predicted=math.nan, check="info", tolerance=math.nan,
-         passed=None, method="", n="", m="", tau="", step=math.nan, batch="", note="") -> dict:
+         passed=None, method="", n="", m="", tau="", step=math.nan, batch="", note="", expected=True) -> dict:
+    """One row of a figure's CSV; ``expected`` False marks a check the book expects not to hold (its
+    ``status`` is then ``xfail`` when it fails and ``XPASS`` when it holds)."""
     med, lo, hi = _stats(values)
     return {
         "figure": fig, "data": data.label if isinstance(data, Data) else data, "claim": claim,
         "quantity": quantity, "curve": curve, "method": method, "n": n, "m": m, "tau": tau,
         "q": (tau / m) if (isinstance(m, int) and isinstance(tau, int)) else "", "step": step, "batch": batch,
         "seeds": int(np.size(values)), "measured": med, "measured_min": lo, "measured_max": hi,
-        "predicted": predicted, "check": check, "tolerance": tolerance, "passed": passed, "note": note,
+        "predicted": predicted, "check": check, "tolerance": tolerance, "passed": passed,
+        "expected": "" if check == "info" else ("hold" if expected else "not hold"),
+        "status": status(passed, expected, check), "note": note,
     }
 
 
@@ -319,9 +338,10 @@ def _qs(cfg, n, m):
 
 
 def tau_sweep(ctx, fig_no, name, method, step_of, merit, *, lam=None, shared=False, batch=None, iters, eps=None,
-           claim, key, predict=None, seeds=None):
+           claim, key, predict=None, seeds=None, expected=True, why=""):
     """A τ sweep at several n (Figs. 6, 10, 12): the figure of merit at each τ and, per n, its spread
-    merit(q_min)/merit(1) over the same range of fractions q for every n."""
+    merit(q_min)/merit(1) over the same range of fractions q for every n.  ``expected`` False (with the
+    reason ``why`` in its note) marks the spread's check as expected not to hold."""
     cfg = ctx.cfg
     data = ctx.data(name)
     lam = cfg.lam if lam is None else lam
@@ -364,7 +384,8 @@ def tau_sweep(ctx, fig_no, name, method, step_of, merit, *, lam=None, shared=Fal
     ok = bool(np.all(np.isfinite(spread[large])) and np.all(spread[large] < med_small))
     rows.append(result_row(fig_no, data, claim.split(";")[0].strip(), f"spread(n = {large}) / spread(n = {small})",
                      "effect of τ vs n", values=spread[large] / med_small if math.isfinite(med_small) else [math.nan],
-                     predicted=1.0, check="below", tolerance=0.0, passed=ok, method=method))
+                     predicted=1.0, check="below", tolerance=0.0, passed=ok, method=method,
+                     expected=expected, note=why))
     return rows, fig
 
 

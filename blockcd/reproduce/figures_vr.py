@@ -67,6 +67,11 @@ def fig1(ctx) -> Result:
     return Result("fig01", rows, fig)
 
 
+#: why Fig. 10's check is expected not to hold at the quick sizes (chapter 13)
+FIG10_WHY = ("expected not to hold at these sizes: down to the quick accuracy the table's refresh rate nq/N, "
+             "whose cost of a small q does not shrink with n, sets the pace (chapter 13)")
+
+
 def fig10(ctx) -> Result:
     """Shared-data ISAGA for several τ, ℓ2 = 0.000025 in the paper: τ matters for small n, less for large n."""
     cfg = ctx.cfg
@@ -77,7 +82,9 @@ def fig10(ctx) -> Result:
                        lambda c: iters_to(c, cfg.fig10_eps), lam=cfg.lam_fig10, shared=True,
                        iters=max(cfg.fig10_iters, math.ceil(cfg.saga_per_row * N)), eps=cfg.fig10_eps,
                        key="isaga-shared", seeds=seeds,
-                       claim="τ affects shared-data ISAGA heavily for small n, less as n grows")
+                       claim="τ affects shared-data ISAGA heavily for small n, less as n grows",
+                       expected=cfg.fig10_holds,
+                       why="" if cfg.fig10_holds else FIG10_WHY)
     return Result("fig10", rows, fig)
 
 

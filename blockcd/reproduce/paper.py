@@ -80,7 +80,7 @@ from ..history import DivergenceError
 from ..methods import run
 from . import figures, figures_vr
 from .core import Data, Result, one_thread, spawn_map, write_csv
-from .figures import cd_one_block
+from .figures import SURPRISES, cd_one_block
 from .players import player, scrubber
 
 #: the paper's data sets, name -> (d, N) as its Appendix I states them (the bundled copies,
@@ -117,6 +117,9 @@ class PaperConfig:
     - ``fig10_seeds``: runs per curve of Fig. 10 when ``run_paper`` is not given ``seeds``: its check
       compares spreads at two n that differ by less than the seeds' own scatter (on a1a seed 0 alone
       passes it, seeds 0 and 1 together fail it), so one seed cannot decide it
+    - ``fig10_holds``: whether Fig. 10's check is expected to hold; False at the quick sizes, where the
+      book shows why it does not (chapter 13), so that its failure is ``xfail`` and a pass ``XPASS``, a
+      surprise; the full sizes expect the paper's claim
     """
 
     name: str
@@ -148,6 +151,7 @@ class PaperConfig:
     isega_eps: float
     isega_iters: int
     fig10_seeds: int
+    fig10_holds: bool = True
 
 
 PAPER_QUICK = PaperConfig(
@@ -158,7 +162,7 @@ PAPER_QUICK = PaperConfig(
     asgd_rhos=(1, 4, 16), asgd_iters=400,
     saga_data=("a1a",), saga_ns=(4, 12), saga_eps=3e-2, saga_iters=5000, saga_per_row=0.0, fig10_eps=1e-1,
     fig10_iters=2500,
-    isega_ns=(4, 12, 50), isega_eps=1e-2, isega_iters=3000, fig10_seeds=2,
+    isega_ns=(4, 12, 50), isega_eps=1e-2, isega_iters=3000, fig10_seeds=2, fig10_holds=False,
 )
 PAPER_FULL = PaperConfig(
     name="full", seeds=5, data=("a1a", "mushrooms", "phishing", "w1a"), lam=1e-3, lam_fig10=2.5e-4,
@@ -176,7 +180,8 @@ PAPER_CONFIGS = {"quick": PAPER_QUICK, "full": PAPER_FULL}
 #: columns of every figure's CSV, in this order
 PAPER_COLUMNS = (
     "figure", "data", "claim", "quantity", "curve", "method", "n", "m", "tau", "q", "step", "batch",
-    "seeds", "measured", "measured_min", "measured_max", "predicted", "check", "tolerance", "passed", "note",
+    "seeds", "measured", "measured_min", "measured_max", "predicted", "check", "tolerance", "passed", "expected",
+    "status", "note",
 )
 
 
@@ -393,13 +398,17 @@ def paper_table(results, *, checks_only: bool = True) -> str:
             else:
                 how = {"within": f"±{100 * tol:.0f}% of", "at most": f"<= (1+{tol:g}) x",
                        "at least": f">= 1/(1+{tol:g}) x", "below": "<"}[r["check"]]
-                verdict = f"{how} {r['predicted']:.3g}: " + ("pass" if r["passed"] else "FAIL")
+                verdict = f"{how} {r['predicted']:.3g}: " + r["status"]
             lines.append((f"Fig. {r['figure']}", r["data"], str(r["n"]), r["curve"], r["quantity"],
                           f"{r['measured']:.3g}{band}", verdict))
     head = ("figure", "data", "n", "curve", "measured", "median [seeds]", "check")
     widths = [max(len(h), *(len(x[i]) for x in lines)) if lines else len(h) for i, h in enumerate(head)]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
     return "\n".join(fmt.format(*x).rstrip() for x in [head, tuple("-" * w for w in widths), *lines])
+
+
+_VERDICTS = {"pass": "pass", "FAIL": "FAIL", "xfail": "fails, as expected (xfail)",
+             "XPASS": "holds, though expected not to (XPASS)"}
 
 
 def describe(row: dict) -> str:
@@ -411,7 +420,7 @@ def describe(row: dict) -> str:
     how = {"within": f"within {100 * tol:.0f}% of {pred:.3g}", "at most": f"at most {pred:.3g} (1 + {tol:g})",
            "at least": f"at least {pred:.3g} / (1 + {tol:g})", "below": f"below {pred:.3g}",
            "info": "recorded, not checked"}[row["check"]]
-    verdict = "" if row["check"] == "info" else (": pass" if row["passed"] else ": FAIL")
+    verdict = "" if row["check"] == "info" else f": {_VERDICTS[row['status']]}"
     where = f"n = {row['n']}: " if row["n"] != "" else ""
     return f"{row['data']}, {where}{row['quantity']} = {row['measured']:.3g}{band}, {how}{verdict}"
 
@@ -431,16 +440,23 @@ def main_paper(*, quick: bool, out, seed: int, seeds, libsvm_dir, figures=None, 
         for c in claims:
             rs = [r for r in res.checks if r["claim"] == c]
             ok = all(r["passed"] for r in rs)
-            print(f"Fig. {rs[0]['figure']}: {c} -- {'the data bear it out' if ok else 'NOT borne out'} "
+            expected = all(r["expected"] == "hold" for r in rs)
+            verdict = "the data bear it out" if ok else "NOT borne out"
+            if not expected:
+                verdict += ", as the book expects" if not ok else ", though the book expects it not to be"
+            print(f"Fig. {rs[0]['figure']}: {c} -- {verdict} "
                   f"({sum(r['passed'] for r in rs)} of {len(rs)} checks, {rs[0]['data']})")
     print()
     print(paper_table(results))
     checks = [r for res in results for r in res.checks]
-    failed = [r for r in checks if not r["passed"]]
+    count = {s: sum(r["status"] == s for r in checks) for s in ("pass", "xfail", *SURPRISES)}
+    surprises = count["FAIL"] + count["XPASS"]
     print()
-    print(f"{len(checks) - len(failed)} of {len(checks)} checks passed; paper figures, {cfg.name} sizes, seed {seed}, "
-          f"{wall:.0f} s; files in {out}")
-    return 1 if failed else 0
+    print(f"{count['pass']} of {len(checks)} checks passed, {count['xfail']} failed as expected (xfail), "
+          f"{count['FAIL']} failed and {count['XPASS']} passed unexpectedly; paper figures, {cfg.name} sizes, "
+          f"seed {seed}, {wall:.0f} s; files in {out}")
+    # the status: 0 when every claim comes out as the book says, 1 on any surprise (a FAIL or an XPASS)
+    return 1 if surprises else 0
 
 
 __all__ = [
