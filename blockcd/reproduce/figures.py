@@ -202,8 +202,9 @@ def fig3(ctx) -> Result:
     cfg = ctx.cfg
     claim_a = ("IBCD at nτ = 1 needs fewer iterations than CD with importance sampling, which needs fewer than CD "
                "(CD-IS read as the book's product sampling)")
-    claim_p = ("the paper's CD-IS (one block with probability ∝ L_j, step 1/L_j) needs fewer iterations than IBCD "
-               "at nτ = 1: the paper's order IBCD < CD-IS does not hold for it")
+    claim_p = ("the paper's CD-IS (one block with probability ∝ L_j, step 1/L_j) contracts like 1 - μ/Σ_j L_j and "
+               "IBCD at nτ = 1 like 1 - μ/(2L): CD-IS needs Σ_j L_j/(2L) times IBCD's iterations, fewer (against "
+               "the paper's order IBCD < CD-IS) where Σ_j L_j < 2L")
     claim_b = "GD needs half IBCD's iterations at nτ = 1: its step is twice as long"
     rows = []
     fig, axes = new_figure(1, len(cfg.quad_ns))
@@ -243,21 +244,25 @@ def fig3(ctx) -> Result:
                          tolerance=0.0, passed=order, n=n, m=m, tau=tau,
                          note=f"CD-IS / CD = {med['cd-importance'] / med['cd']:.3g} (0: CD did not reach "
                               f"{eps:g} in {it} iterations)"))
-        # the paper's reading of CD-IS against IBCD: the ratio of the medians below 1 (fails if the paper's
-        # order IBCD < CD-IS held for it); the seeds' range shows how clear the margin is
+        # the paper's reading of CD-IS against IBCD: the ratio of the medians against the ratio of the two
+        # rates' iteration counts, Σ_j L_j / (2L) (0.79 at n = 4, 1.05 at n = 12 on the quick quadratic: the
+        # order turns at Σ_j L_j = 2L). 25%: the rates leave out IBCD's transient, which scatters its count
+        # by about ±20% over seeds at n = 12 (603-884 iterations over seeds 0-4, median 787)
         kp = np.where(np.isnan(K["cd-is-paper"]), np.inf, K["cd-is-paper"])
+        pred_p = float(p.block_smoothness(m).sum() / (2.0 * p.L))
         with np.errstate(invalid="ignore"):                # inf / inf when neither reached eps: nan, a failure
             r_p = med["cd-is-paper"] / med["ibcd"]
             per = kp / med["ibcd"]
         row = result_row(3, "quadratic (17)", claim_p, "K(CD-IS, paper's) / K(IBCD)", "paper's CD-IS vs IBCD",
-                   values=per, predicted=1.0, check="below", tolerance=0.0,
-                   passed=bool(r_p < 1.0), n=n, m=m, tau=1,
+                   values=per, predicted=pred_p, check="within", tolerance=0.25,
+                   passed=bool(abs(r_p / pred_p - 1.0) <= 0.25), n=n, m=m, tau=1,
                    note=f"K(CD-IS, paper's) / K(CD-IS, book's) = {med['cd-is-paper'] / med['cd-importance']:.3g}")
         row["measured"] = r_p
         rows.append(row)
-        # 15%: the step ratio fixes the rate 1 - gamma mu; the sparsification noise adds a transient (chapter 4)
+        # 15% either side: the step ratio fixes the rate 1 - gamma mu; the sparsification noise adds a transient
+        # (chapter 4). Both sides, as Fig. 4: an IBCD at GD's speed (a lost 1/(nq) in its step) fails too
         rows.append(ratio_row(3, "quadratic (17)", claim_b, "K(IBCD) / K(GD)", "ratio", K["ibcd"], K["gd"],
-                               predicted=2.0, tolerance=0.15, kind="at most", n=n, m=m, tau=tau))
+                               predicted=2.0, tolerance=0.15, kind="within", n=n, m=m, tau=tau))
     return Result("fig03", rows, fig)
 
 
