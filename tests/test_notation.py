@@ -235,7 +235,9 @@ def clashes(defs) -> dict[str, list[str]]:
 def _listed(key: str, chapters: list[str]) -> bool:
     base = re.match(r"\\?[A-Za-z]+", key).group(0)
     for row in ELSEWHERE:
-        if "symbol" not in row or base not in {re.match(r"\\?[A-Za-z]*", n).group(0) for n in names(row["symbol"])}:
+        if "symbol" not in row:
+            continue
+        if base not in {re.match(r"\\?[A-Za-z]*", n).group(0) for n in names(row["symbol"])}:
             continue
         docs = {m.group(1) for m in _DOC.finditer(row["where"])}
         if not docs or docs & set(chapters):

@@ -126,3 +126,38 @@ def test_stored_outputs_come_from_one_clean_run(path):
     problems = run_order_problems(nb) + missing_widget_state(nb)
     assert not problems, (f"{path.name}: the stored outputs are not one run from a fresh kernel "
                           f"(re-execute it: jupyter nbconvert --execute --inplace): {problems}")
+
+
+# ---------------------------------------------- outputs that move with the CPU's floating-point kernel
+def _sanitized(text: str) -> str:
+    """``text`` as strict nbval compares it, through tests/nbval-sanitize.cfg's rules in their order."""
+    from nbval.plugin import get_sanitize_patterns
+
+    rules = get_sanitize_patterns((BOOK.parent / "tests" / "nbval-sanitize.cfg").read_text(encoding="utf-8"))
+    for regex, replace in rules:
+        text = re.sub(regex, replace, text)
+    return text
+
+
+@pytest.mark.parametrize("one, other", [
+    # chapter 12: OpenBLAS's Haswell and Sandybridge kernels (a round-off measurement and its share)
+    ("relative difference from IS-SGD's x^1: measured 8.2e-17 <= 1.0e-14 (1% of the bound)",
+     "relative difference from IS-SGD's x^1: measured 4.1e-17 <= 1.0e-14 (0% of the bound)"),
+    # chapter 5: a difference that cancels exactly on one kernel
+    ("simulator vs per-worker reference, largest relative difference:\n"
+     "    measured 1.78e-16 <= 1e-12 (0% of the bound)",
+     "simulator vs per-worker reference, largest relative difference:\n"
+     "    measured 0 <= 1e-12 (0% of the bound)"),
+    ("x: measured 0.0e+00 <= 1.0e-14 (0% of the bound)", "x: measured 2.2e-16 <= 1.0e-14 (2% of the bound)"),
+])
+def test_round_off_printed_by_two_processors_compares_equal(one, other):
+    assert _sanitized(one) == _sanitized(other)
+
+
+@pytest.mark.parametrize("one, other", [
+    ("x: measured 0.5 <= 1 (50% of the bound)", "x: measured 0.6 <= 1 (60% of the bound)"),
+    ("x: measured 2.2e-10 <= 1e-8 (2% of the bound)", "x: measured 0 <= 1e-8 (0% of the bound)"),
+    ("per arrival 0.9931", "per arrival 0.9932"),
+])
+def test_a_measurement_above_round_off_is_still_compared(one, other):
+    assert _sanitized(one) != _sanitized(other)

@@ -202,9 +202,9 @@ def fig3(ctx) -> Result:
     cfg = ctx.cfg
     claim_a = ("IBCD at nτ = 1 needs fewer iterations than CD with importance sampling, which needs fewer than CD "
                "(CD-IS read as the book's product sampling)")
-    claim_p = ("the paper's CD-IS (one block with probability ∝ L_j, step 1/L_j) contracts like 1 - μ/Σ_j L_j and "
-               "IBCD at nτ = 1 like 1 - μ/(2L): CD-IS needs Σ_j L_j/(2L) times IBCD's iterations, fewer (against "
-               "the paper's order IBCD < CD-IS) where Σ_j L_j < 2L")
+    claim_p = ("the paper's CD-IS (one block with probability ∝ L_j, step 1/L_j) contracts like "
+               "1 - μ/Σ_j L_j and IBCD at nτ = 1 like 1 - μ/(2L): CD-IS needs Σ_j L_j/(2L) times IBCD's "
+               "iterations, fewer (against the paper's order IBCD < CD-IS) where Σ_j L_j < 2L")
     claim_b = "GD needs half IBCD's iterations at nτ = 1: its step is twice as long"
     rows = []
     fig, axes = new_figure(1, len(cfg.quad_ns))
@@ -259,8 +259,9 @@ def fig3(ctx) -> Result:
                    note=f"K(CD-IS, paper's) / K(CD-IS, book's) = {med['cd-is-paper'] / med['cd-importance']:.3g}")
         row["measured"] = r_p
         rows.append(row)
-        # 15% either side: the step ratio fixes the rate 1 - gamma mu; the sparsification noise adds a transient
-        # (chapter 4). Both sides, as Fig. 4: an IBCD at GD's speed (a lost 1/(nq) in its step) fails too
+        # 15% either side: the step ratio fixes the rate 1 - gamma mu; the sparsification noise adds a
+        # transient (chapter 4). Both sides, as Fig. 4: an IBCD at GD's speed (a lost 1/(nq) in its step)
+        # fails too
         rows.append(ratio_row(3, "quadratic (17)", claim_b, "K(IBCD) / K(GD)", "ratio", K["ibcd"], K["gd"],
                                predicted=2.0, tolerance=0.15, kind="within", n=n, m=m, tau=tau))
     return Result("fig03", rows, fig)

@@ -180,8 +180,8 @@ PAPER_CONFIGS = {"quick": PAPER_QUICK, "full": PAPER_FULL}
 #: columns of every figure's CSV, in this order
 PAPER_COLUMNS = (
     "figure", "data", "claim", "quantity", "curve", "method", "n", "m", "tau", "q", "step", "batch",
-    "seeds", "measured", "measured_min", "measured_max", "predicted", "check", "tolerance", "passed", "expected",
-    "status", "note",
+    "seeds", "measured", "measured_min", "measured_max", "predicted", "check", "tolerance", "passed",
+    "expected", "status", "note",
 )
 
 
@@ -453,8 +453,8 @@ def main_paper(*, quick: bool, out, seed: int, seeds, libsvm_dir, figures=None, 
     surprises = count["FAIL"] + count["XPASS"]
     print()
     print(f"{count['pass']} of {len(checks)} checks passed, {count['xfail']} failed as expected (xfail), "
-          f"{count['FAIL']} failed and {count['XPASS']} passed unexpectedly; paper figures, {cfg.name} sizes, "
-          f"seed {seed}, {wall:.0f} s; files in {out}")
+          f"{count['FAIL']} failed and {count['XPASS']} passed unexpectedly; paper figures, "
+          f"{cfg.name} sizes, seed {seed}, {wall:.0f} s; files in {out}")
     # the status: 0 when every claim comes out as the book says, 1 on any surprise (a FAIL or an XPASS)
     return 1 if surprises else 0
 
