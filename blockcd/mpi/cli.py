@@ -266,8 +266,9 @@ def _parser(show: bool = True) -> argparse.ArgumentParser:
     o = p.add_argument_group("output and faults")
     o.add_argument("--out", default=None, help="history file to write (.npz), readable by blockcd.History.load")
     o.add_argument("--quiet", action="store_true", help="do not print the summary line")
-    o.add_argument("--timeout", type=float, default=0.0,
-                   help="abort the job when one iteration takes longer than this many seconds (0: never)")
+    o.add_argument("--timeout", type=float, default=None,
+                   help="abort the job, naming the rank and iteration, when one iteration takes longer than this "
+                   "many seconds (0: never; default: 100 times the slowest round so far, at least 120 s)")
     o.add_argument("--fail-at", type=_fail_at, default=None, metavar="RANK:ITER[:raise|hang]",
                    help="for testing the fault handling: make RANK raise (or hang) at iteration ITER")
     o.add_argument("--slow", type=_slow, action="append", default=[], metavar="RANK:SECONDS",
@@ -288,7 +289,7 @@ class _Config:
     problem_options: dict
     out: Path | None
     quiet: bool
-    timeout: float
+    timeout: float | None
     fail_at: tuple | None
     slow: dict
     max_delay: int | None
@@ -333,7 +334,7 @@ def configure(argv: Sequence[str], ranks: int, show: bool = True, rank: int | No
     if s.sampling == "importance":
         raise UsageError("--sampling importance (coordinate descent's variable-size block sets) runs in the "
                          "simulator and the reference only; the MPI ranks take 'cd' with --sampling shared")
-    timeout = check_float("timeout", a.timeout, nonnegative=True)
+    timeout = None if a.timeout is None else check_float("--timeout", a.timeout, nonnegative=True)
     if a.x0 is None:
         x0 = np.zeros(d)
     else:
