@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._validate import check_float
-from .history import History
+from .history import History, first_below
 
 __all__ = ["Comparison", "RunResult", "compare_runs"]
 
@@ -229,8 +229,7 @@ def compare_runs(histories, eps: float = 1e-6, *, y: str = "dist2", names: Seque
         if y == "grad2" and h.grad2 is None:
             raise ValueError(f"run {nm!r} has no grad2 (recorded on non-convex problems only): use 'dist2' or 'gap'")
         vals = np.asarray(getattr(h, y), dtype=float)
-        hit = np.flatnonzero(vals <= eps * vals[0])
-        k = int(hit[0]) if hit.size else None
+        k = first_below(vals, eps)
         results.append(RunResult(
             name=nm, method=h.method, tau=int(h.tau), m=int(h.m), iterations=k,
             blocks=None if k is None else float(h.blocks_up[k]),

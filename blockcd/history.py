@@ -156,13 +156,13 @@ class History:
         return len(self.dist2) - 1
 
     def iters_to(self, eps: float) -> int | None:
-        """First iteration k with dist2[k] <= eps * dist2[0], or None if never reached."""
+        """First iteration k with dist2[k] <= eps * dist2[0], or None if never reached (and None when
+        dist2[0] is not a finite number: no target to reach)."""
         eps = check_float("eps", eps, positive=True)
         if self.grad2 is not None:
             raise ValueError("iters_to measures ||x^k - x*||^2, and this history is of a non-convex problem, which "
                              "has no x*: use History.grad2 (||grad f(x^k)||^2) instead")
-        hit = np.flatnonzero(self.dist2 <= eps * self.dist2[0])
-        return int(hit[0]) if hit.size else None
+        return first_below(self.dist2, eps)
 
     _ARRAYS = ("dist2", "gap", "blocks_up", "bytes_up", "bytes_down", "x", "bytes_up_workers", "steps", "gap_avg",
                "x_avg", "arrivals", "delays", "times", "grad2", "nu2")
@@ -228,6 +228,16 @@ class History:
             arrays = {k: z[k] for k in cls._ARRAYS if k in z.files}
         meta = {k: v for k, v in meta.items() if k in cls._SCALARS}
         return cls(**meta, **arrays)
+
+
+def first_below(values, eps: float) -> int | None:
+    """The first k with values[k] <= eps values[0]; None if there is none, or if values[0] is not finite
+    (an overflowing start has no target: every later inf would count as reached)."""
+    values = np.asarray(values, dtype=float)
+    if not (values.size and np.isfinite(values[0])):
+        return None
+    hit = np.flatnonzero(values <= eps * values[0])
+    return int(hit[0]) if hit.size else None
 
 
 def _npz_path(path) -> Path:
@@ -366,6 +376,10 @@ class Recorder:
             self.x_avg = self.x_sum / self.w_sum
             self.gap_avg[k] = (self.p.f(self.x_avg) if np.isfinite(d2) else math.nan) - self.fs
         if k == 0:
+            if not math.isfinite(d2):
+                raise ValueError(f"the start point's error ||x0 - x*||^2 = {d2} is not a finite number (the "
+                                 f"largest |x0_j| is {float(np.max(np.abs(x))):.3g}): no error can be measured "
+                                 "from it; start closer to x* (x0=None starts at zeros)")
             self.limit = BLOWUP * max(d2, 1.0)
             if self.until is not None:
                 self.target = self.until * d2

@@ -102,3 +102,15 @@ def test_a_file_that_is_not_a_history_is_named_with_what_was_expected(tmp_path, 
 def test_a_missing_file_is_named(tmp_path):
     with pytest.raises(FileNotFoundError, match="nor .*nothere.npz"):
         History.load(tmp_path / "nothere")
+
+
+def test_iters_to_never_counts_a_start_that_is_not_finite(run):
+    """A history whose dist2[0] is inf (every entry inf) never reached a target: None, not 0; and
+    compare_runs names no winner from it."""
+    from blockcd.comparison import compare_runs
+
+    bad = dataclasses.replace(run, dist2=np.full_like(run.dist2, np.inf), gap=np.full_like(run.gap, np.inf))
+    assert bad.iters_to(0.5) is None
+    assert run.iters_to(0.5) is not None
+    c = compare_runs({"overflow": bad, "fine": run}, eps=0.5)
+    assert c.results[0].iterations is None and c.winners["iterations"] == "fine"
