@@ -230,11 +230,13 @@ def compare_runs(histories, eps: float = 1e-6, *, y: str = "dist2", names: Seque
             raise ValueError(f"run {nm!r} has no grad2 (recorded on non-convex problems only): use 'dist2' or 'gap'")
         vals = np.asarray(getattr(h, y), dtype=float)
         k = first_below(vals, eps)
+        with np.errstate(invalid="ignore", divide="ignore"):  # an overflowing start: no final ratio (NaN)
+            final = float(vals[-1] / vals[0])
         results.append(RunResult(
             name=nm, method=h.method, tau=int(h.tau), m=int(h.m), iterations=k,
             blocks=None if k is None else float(h.blocks_up[k]),
             bytes=None if k is None else float(h.bytes_up[k]),
-            final=float(vals[-1] / vals[0]), recorded=h.iters))
+            final=final, recorded=h.iters))
 
     def best(field):
         candidates = [r for r in results if getattr(r, field) is not None and np.isfinite(getattr(r, field))]
