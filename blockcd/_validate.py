@@ -65,8 +65,23 @@ def check_seed(name: str, value: Any) -> int:
     return check_int(name, value, 0, 2**63 - 1)
 
 
+def check_real(name: str, value: Any) -> None:
+    """Refuse complex input (an array, a sparse matrix, a list of complex numbers): converting it to float
+    would keep the real part and drop the rest with only numpy's warning."""
+    dtype = getattr(value, "dtype", None)
+    if dtype is None and not isinstance(value, (str, bytes)) and value is not None:
+        try:
+            dtype = np.asarray(value).dtype
+        except (TypeError, ValueError):
+            return
+    if dtype is not None and np.dtype(dtype).kind == "c":
+        raise TypeError(f"{name} holds complex numbers ({np.dtype(dtype)}); blockcd's problems are real: pass "
+                        f"real data (for instance {name}.real, if the imaginary part is meant to be dropped)")
+
+
 def check_matrix(name: str, A: Any) -> np.ndarray | sp.csr_matrix:
-    """Return a 2-D float64 array or CSR matrix with finite entries."""
+    """Return a 2-D float64 array or CSR matrix with finite entries (complex input is refused)."""
+    check_real(name, A)
     if sp.issparse(A):
         A = sp.csr_matrix(A, dtype=np.float64)
         data = A.data
@@ -88,9 +103,10 @@ def check_matrix(name: str, A: Any) -> np.ndarray | sp.csr_matrix:
 
 
 def check_vector(name: str, v: Any, length: int, length_name: str) -> np.ndarray:
-    """Return a finite float64 vector of the given length."""
+    """Return a finite float64 vector of the given length (complex input is refused)."""
     if isinstance(v, (str, bytes)) or v is None:
         raise TypeError(f"{name} must be a 1-D numeric array, got {type(v).__name__}")
+    check_real(name, v)
     try:
         v = np.asarray(v, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -108,6 +124,7 @@ def check_rows(name: str, G: Any) -> tuple[np.ndarray, bool]:
     """``G`` as a finite float (n, d) array of one vector per worker, and whether the input was 1-D."""
     if isinstance(G, (str, bytes)) or G is None:
         raise TypeError(f"{name} must be a numeric array of shape (n, d), got {type(G).__name__}")
+    check_real(name, G)
     try:
         G = np.asarray(G, dtype=np.float64)
     except (TypeError, ValueError) as exc:

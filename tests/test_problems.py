@@ -495,3 +495,16 @@ def test_worker_i_answers_as_row_i_of_the_stacked_oracle(problem):
         np.testing.assert_allclose(w.table_average(w.derivs(x)), avg[i], rtol=1e-12, atol=1e-14)
     with pytest.raises(ValueError, match=r"i must be an integer in \[0, "):
         problem.worker(problem.n)
+
+
+@pytest.mark.parametrize("which", ["A dense", "A sparse", "b", "b list"])
+def test_complex_data_is_refused_not_cut_to_its_real_part(which):
+    """ridge(A + 1j A, b) used to keep the real part with only numpy's ComplexWarning."""
+    A, b = data(12, 4, seed=2)
+    args = {"A dense": (A + 1j * A, b), "A sparse": (sp.csr_matrix(A + 1j * A), b),
+            "b": (A, b + 1j), "b list": (A, [complex(v, 1) for v in b])}[which]
+    name = "A" if which.startswith("A") else "b"
+    with pytest.raises(TypeError, match=rf"{name} holds complex numbers \(complex128\); blockcd's problems are real"):
+        problems.ridge(*args, n_workers=2)
+    with pytest.raises(TypeError, match="holds complex numbers"):
+        problems.save_arrays("unused.npz", *args)
