@@ -508,3 +508,31 @@ def test_complex_data_is_refused_not_cut_to_its_real_part(which):
         problems.ridge(*args, n_workers=2)
     with pytest.raises(TypeError, match="holds complex numbers"):
         problems.save_arrays("unused.npz", *args)
+
+
+def test_each_workers_L_i_takes_the_cheaper_eigenvalue_method(monkeypatch):
+    """A worker of 1,000 sparse rows: the dense eigh of its 1,000 x 1,000 Gram matrix costs k^3, Lanczos
+    about 4,000 (nnz + k) operations, 20 times less here; L_i used to take the eigh up to k = 3,000 (a
+    cubic cliff: seconds a worker at k = 2,000), and must now take Lanczos there, with the same value,
+    and the eigh for small workers."""
+    import scipy.linalg
+
+    from blockcd.problems import smoothness
+
+    A = sp.random(2000, 20000, density=0.0005, format="csr", random_state=3)
+    b = np.random.default_rng(3).standard_normal(2000)
+    p = problems.ridge(A, b, n_workers=2, split="contiguous", lam=0.1)
+    dense = np.array([scipy.linalg.eigh((p.worker(i).A @ p.worker(i).A.T).toarray(), eigvals_only=True)[-1]
+                      for i in range(2)])
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the dense eigh was taken for a 1,000-row worker")
+
+    monkeypatch.setattr(smoothness.sla, "eigh", refuse)
+    expected = dense / p.sizes + 0.1
+    np.testing.assert_allclose(p.L_i, expected, rtol=1e-10)
+    monkeypatch.undo()
+    small = problems.ridge(A[:400], b[:400], n_workers=2, split="contiguous", lam=0.1)
+    calls, eigh = [], scipy.linalg.eigh
+    monkeypatch.setattr(smoothness.sla, "eigh", lambda K, **kw: calls.append(K.shape) or eigh(K, **kw))
+    assert small.L_i.shape == (2,) and calls == [(200, 200), (200, 200)]
