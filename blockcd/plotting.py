@@ -140,6 +140,10 @@ def convergence(histories: Sequence, ax=None, *, x: str = "iteration", y: str = 
         keys = list(keys)
         if len(keys) != k:
             raise ValueError(f"keys must have one entry per history ({k}), got {len(keys)}")
+        unknown = [key for key in keys if key not in STYLE]
+        if unknown:
+            raise ValueError(f"keys must name entries of blockcd.styles.STYLE, got {unknown!r}; choose from "
+                             f"{', '.join(STYLE)}")
         styles = [style(key, **kw) for key in keys]
     else:
         methods = [h.method for h in histories]
@@ -161,11 +165,15 @@ def convergence(histories: Sequence, ax=None, *, x: str = "iteration", y: str = 
             raise ValueError("y='grad2' is recorded on non-convex problems only; this history has dist2 and gap")
         vals = np.asarray(getattr(h, y), dtype=float)
         if relative:
-            vals = vals / vals[0]
+            with np.errstate(invalid="ignore", divide="ignore"):  # a start of 0 or inf: refused below
+                vals = vals / vals[0]
         field_name = X_AXES[x][0]
         xs = np.arange(vals.size) if field_name is None else np.asarray(getattr(h, field_name), dtype=float)
         low = np.flatnonzero(~(vals > floor))   # at or below the floor, or NaN
         end = int(low[0]) if low.size else vals.size
+        if end == 0:
+            raise ValueError(f"run {len(ends)} ({lab or h.method}) has nothing to draw as y = {y!r}: "
+                             + _why_empty(np.asarray(getattr(h, y), dtype=float), y, relative, floor))
         ends.append(end - 1)
         if lab is not None:
             st["label"] = lab
@@ -178,6 +186,18 @@ def convergence(histories: Sequence, ax=None, *, x: str = "iteration", y: str = 
                    }[y])
     ax.convergence_ends = ends
     return ax
+
+
+def _why_empty(raw: np.ndarray, y: str, relative: bool, floor: float) -> str:
+    """Why a run's first value cannot start a curve on a log axis."""
+    if np.all(np.isnan(raw)):
+        return ("its gaps were not recorded (all NaN: the run had gap=False)" if y == "gap"
+                else "every entry is NaN")
+    if not np.isfinite(raw[0]):
+        return f"its start value is {raw[0]}, not a finite number"
+    if raw[0] <= 0 and relative:
+        return f"its start value is {raw[0]:g}, which a relative curve cannot divide by (the run started at the optimum)"
+    return f"its start value {raw[0]:g} is at or below floor = {floor:g}"
 
 
 def rate_line(ax, rate: float, iters: int, start: float = 1.0, **kw):

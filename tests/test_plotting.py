@@ -237,3 +237,25 @@ def test_tradeoff_legend_maps_every_curve_and_sits_above_the_data():
         assert legend.get_window_extent(renderer).y0 >= axes[0].get_window_extent(renderer).y1
     finally:
         plt.close("all")
+
+
+def test_a_curve_with_nothing_to_draw_is_an_error_and_unknown_keys_are_refused():
+    """convergence([h], y='gap') of a run without gaps, or of a run whose error is inf from the start, used
+    to draw empty axes silently; keys=['nope'] was accepted (drawn in matplotlib's default colour)."""
+    import dataclasses
+
+    import blockcd
+
+    p = blockcd.problems.synthetic(4, 10, 6, seed=1)
+    h = blockcd.run(p, "ibcd", m=3, tau=1, iters=20, gap=False)
+    with pytest.raises(ValueError, match=r"run 0 \(IBCD, τ = 1\) has nothing to draw as y = 'gap': its gaps "
+                                         r"were not recorded \(all NaN: the run had gap=False\)"):
+        plotting.convergence([h], y="gap")
+    inf = dataclasses.replace(h, dist2=np.full_like(h.dist2, np.inf))
+    with pytest.raises(ValueError, match="its start value is inf, not a finite number"):
+        plotting.convergence([inf])
+    with pytest.raises(ValueError, match=r"keys must name entries of blockcd.styles.STYLE, got \['nope'\]"):
+        plotting.convergence([h], keys=["nope"])
+    ax = plotting.convergence([h])
+    assert ax.convergence_ends == [20]
+    plt.close("all")
