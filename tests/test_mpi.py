@@ -374,7 +374,7 @@ def test_divergence_names_the_step():
     ({"problem": "digits"}, "--rows-per-worker, --d, --heterogeneity do not apply to --problem digits"),
     ({"bogus": 1}, "unrecognized arguments: --bogus 1"),
     ({"method": "is-asgd"}, "IS-ASGD's theory needs interpolation"),
-    ({"method": "ibgd", "send_indices": True}, "send_indices does not apply to 'ibgd'"),
+    ({"method": "ibgd", "send_indices": True}, "--send-indices does not apply to 'ibgd'"),
     ({"method": "ibcd", "reg": "l1:0.1"}, "'ibcd' does not take a regulariser"),
     ({"method": "isaga-shared"}, "'isaga-shared' needs shared data: every worker reads all N functions"),
     ({"method": "isaga-shared", "split": "shared", "sampling": "shared"}, "sampling must be one of ('independent',)"),
@@ -680,3 +680,22 @@ def test_the_default_timeout_follows_the_slowest_round(monkeypatch):
     assert said[-1] == job.EXIT_TIMEOUT
     assert said[0].startswith("rank 0 (master): no progress for 0.3 s in iteration 1, waiting for worker 1 "
                               "(rank 1) (the default --timeout: 100 times the slowest round so far"), said
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--lam", "-1"], "--lam must be >= 0, got -1.0"),
+    (["--data-seed", "-2"], "--data-seed must be an integer in [0, 9223372036854775807], got -2"),
+    (["--seed", "-2"], "--seed must be an integer in [0, 9223372036854775807], got -2"),
+])
+def test_errors_name_the_flag_and_help_shows_the_defaults(argv, message, capsys):
+    """An MPI usage error used to name the Python argument (``lam must be >= 0``) where the user typed a flag."""
+    from blockcd.mpi import cli
+
+    with pytest.raises(mpi.UsageError) as e:
+        cli.configure(["--method", "ibcd", "--m", "5", "--tau", "2", "--iters", "3", *argv], 3, show=False)
+    assert str(e.value) == message
+    with pytest.raises(SystemExit):
+        cli.configure(["--help"], 3)
+    text = " ".join(capsys.readouterr().out.split())
+    assert "seed of the block choices and minibatches (default: 0)" in text
+    assert "independent or shared ('cd': shared) (default: independent)" in text

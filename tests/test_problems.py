@@ -554,3 +554,10 @@ def test_the_objective_does_not_depend_on_the_blas_thread_count():
         with threadpool_limits(limits=2):
             two = o.f(x)
         assert one == two, (s, one, two)
+
+
+def test_a_libsvm_path_that_does_not_exist_says_so(tmp_path):
+    with pytest.raises(ValueError, match=r"'data/nope.svm' is neither: no such file"):
+        problems.load_libsvm("data/nope.svm", n_workers=2)
+    with pytest.raises(ValueError, match=r"is neither: a directory"):
+        problems.load_libsvm(tmp_path, n_workers=2)
