@@ -146,11 +146,7 @@ def convergence(histories: Sequence, ax=None, *, x: str = "iteration", y: str = 
                              f"{', '.join(STYLE)}")
         styles = [style(key, **kw) for key in keys]
     else:
-        methods = [h.method for h in histories]
-        styles = []
-        for i, h in enumerate(histories):
-            same = [j for j, mth in enumerate(methods) if mth == h.method]
-            styles.append(series(h.method, same.index(i), **kw) if len(same) > 1 else style(h.method, **kw))
+        styles = _default_styles([h.method for h in histories], kw)
     if labels is None and keys is None:
         pairs = [(h.method, h.tau) for h in histories]
         labels = [run_label(h, step=pairs.count((h.method, h.tau)) > 1) for h in histories]
@@ -186,6 +182,35 @@ def convergence(histories: Sequence, ax=None, *, x: str = "iteration", y: str = 
                    }[y])
     ax.convergence_ends = ends
     return ax
+
+
+def _default_styles(methods: list, kw: dict) -> list:
+    """Each run's style when no ``keys`` are given: its method's own, for a method drawn once; for several
+    runs of one method, and for a method without a style of its own (a user's), the :func:`series` styles
+    in order, skipping those whose marker or colour another method in the plot already wears (so that a
+    second IBCD run is not drawn in IS-SGD's orange squares, nor a user's method in IBCD's blue)."""
+    from .styles import SERIES_COLORS, SERIES_MARKERS
+
+    own = {mth for mth in methods if mth in STYLE and methods.count(mth) == 1}
+    markers = {STYLE[mth].get("marker") for mth in own}
+    colors = {STYLE[mth].get("color", "").lower() for mth in own}
+    free = [j for j in range(len(SERIES_COLORS))
+            if SERIES_MARKERS[j] not in markers and SERIES_COLORS[j].lower() not in colors]
+    clash = len(free) < len(SERIES_COLORS)
+    out, taken = [], 0
+    for i, mth in enumerate(methods):
+        if mth in own:
+            out.append(style(mth, **kw))
+            continue
+        if not clash and mth in STYLE:  # no other method to avoid: the method's series, as before
+            j = [k for k, other in enumerate(methods) if other == mth].index(i)
+        else:
+            # a user's method never takes slot 0, the blue circle that reads as IBCD
+            pool = [k for k in free if k != 0 or mth in STYLE] or free
+            j = pool[taken % len(pool)] if pool else taken
+            taken += 1
+        out.append(series(mth, j, **kw))
+    return out
 
 
 def _why_empty(raw: np.ndarray, y: str, relative: bool, floor: float) -> str:

@@ -7,6 +7,7 @@ drawn rectangles and texts back from the figure and compare them with
 anything else (another seed, a transposed grid, counts off by one) fails.
 """
 
+import dataclasses
 import itertools
 
 import matplotlib
@@ -258,4 +259,28 @@ def test_a_curve_with_nothing_to_draw_is_an_error_and_unknown_keys_are_refused()
         plotting.convergence([h], keys=["nope"])
     ax = plotting.convergence([h])
     assert ax.convergence_ends == [20]
+    plt.close("all")
+
+
+def test_default_styles_do_not_collide_with_another_method_in_the_plot():
+    """Two IBCD runs beside one IS-SGD run: the second IBCD run was drawn in IS-SGD's orange squares; a
+    user's method (no style of its own) was drawn in IBCD's blue."""
+    import blockcd
+
+    p = blockcd.problems.synthetic(4, 10, 6, interpolating=True, cond=5, seed=1)
+    a = blockcd.run(p, "ibcd", m=3, tau=1, iters=10)
+    b = blockcd.run(p, "ibcd", m=3, tau=3, iters=10)
+    c = blockcd.run(p, "is-sgd", m=3, tau=1, iters=10)
+    ax = plotting.convergence([a, b, c])
+    looks = [(matplotlib.colors.to_hex(line.get_color()), line.get_marker()) for line in ax.lines]
+    assert len(set(looks)) == 3, looks
+    sgd = (styles.STYLE["is-sgd"]["color"], styles.STYLE["is-sgd"]["marker"])
+    assert looks[2] == sgd and all(m != sgd[1] for _, m in looks[:2]), looks
+    mine = dataclasses.replace(a, method="my-method")
+    ax = plotting.convergence([mine, b])
+    assert ax.lines[0].get_marker() != styles.STYLE["ibcd"]["marker"]
+    assert matplotlib.colors.to_hex(ax.lines[0].get_color()) != styles.STYLE["ibcd"]["color"]
+    # one method alone keeps its series, as before
+    ax = plotting.convergence([a, b])
+    assert [line.get_marker() for line in ax.lines] == [styles.SERIES_MARKERS[0], styles.SERIES_MARKERS[1]]
     plt.close("all")
