@@ -7,6 +7,7 @@ instead of deep inside numpy.  Nothing in this module computes anything.
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Iterable
 from typing import Any
@@ -137,6 +138,81 @@ def check_rows(name: str, G: Any) -> tuple[np.ndarray, bool]:
     if not np.all(np.isfinite(G)):
         raise ValueError(f"{name} contains NaN or inf")
     return G, one_d
+
+
+def printable(thing, limit: int = 80) -> str:
+    """``thing`` as printable text of at most ``limit`` characters (what an error echoes from a file)."""
+    text = "".join(c if c.isprintable() else "?" for c in str(thing))
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def history_fields_wrong(meta: dict, arrays: dict) -> str | None:
+    """What is wrong with the fields of a loaded history (``History.load``): the first field that is not of
+    the type, range and length ``History.save`` writes, as text; None when every field is."""
+    try:
+        _history_fields(meta, arrays)
+    except _Wrong as exc:
+        return str(exc)
+    return None
+
+
+class _Wrong(Exception):
+    pass
+
+
+def _history_fields(meta: dict, arrays: dict) -> None:
+    def bad(name, what):
+        raise _Wrong(f"its field {name!r} must be {what}, got {printable(repr(meta.get(name, arrays.get(name))))}")
+
+    for name in ("method", "sampling"):
+        if not isinstance(meta[name], str) or not meta[name]:
+            bad(name, "a non-empty string")
+    for name in ("n", "d", "m", "tau"):
+        if not _is_int(meta[name]) or meta[name] < 1:
+            bad(name, "an integer >= 1")
+    if meta["m"] > meta["d"]:
+        bad("m", f"at most d = {meta['d']}")
+    if meta["tau"] > meta["m"]:
+        bad("tau", f"at most m = {meta['m']}")
+    if not _is_int(meta["seed"]) or meta["seed"] < 0:
+        bad("seed", "an integer >= 0")
+    step = meta["step"]
+    if not isinstance(step, (int, float)) or isinstance(step, bool) or not (math.isfinite(step) and step > 0):
+        bad("step", "a finite number > 0")
+    if meta["batch"] is not None and (not _is_int(meta["batch"]) or meta["batch"] < 1):
+        bad("batch", "None or an integer >= 1")
+    if meta.get("iters_asked") is not None and (not _is_int(meta["iters_asked"]) or meta["iters_asked"] < 0):
+        bad("iters_asked", "None or an integer >= 0")
+    if meta.get("version") is not None and not isinstance(meta["version"], str):
+        bad("version", "None or a string")
+    problem = meta.get("problem")
+    if problem is not None and (not isinstance(problem, dict) or any(
+            isinstance(v, (dict, list)) for v in problem.values())):
+        bad("problem", "None or a dict of plain values")
+    length = None
+    for name, a in arrays.items():
+        if a.dtype.kind not in "iuf":
+            bad(name, f"an array of real numbers (dtype {a.dtype} read)")
+        if a.ndim != 1:
+            bad(name, f"a 1-D array (shape {a.shape} read)")
+    length = arrays["dist2"].size
+    if length < 1:
+        bad("dist2", "a non-empty array")
+    want = {"dist2": length, "gap": length, "blocks_up": length, "bytes_up": length, "bytes_down": length,
+            "grad2": length, "nu2": length, "gap_avg": length, "steps": length - 1, "arrivals": length - 1,
+            "delays": length - 1, "times": length - 1, "x": meta["d"], "x_avg": meta["d"],
+            "bytes_up_workers": meta["n"]}
+    for name, a in arrays.items():
+        if a.size != want[name]:
+            of = {"x": "d", "x_avg": "d", "bytes_up_workers": "n"}.get(name, "the iterations recorded")
+            bad(name, f"of length {want[name]} ({of}), not {a.size}")
+    for name in ("arrivals", "delays"):
+        if name in arrays and arrays[name].dtype.kind not in "iu":
+            bad(name, "an array of integers")
 
 
 def listed(names) -> str:

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from . import theory
-from ._validate import check_float
+from ._validate import check_float, history_fields_wrong, printable
 
 BYTES_PER_NUMBER = 8
 #: a run whose distance to x* grows by this factor has diverged
@@ -215,17 +215,17 @@ class History:
         except ValueError:  # numpy's own text suggests allow_pickle: neither true here nor safe
             raise _Bad(f"numpy reads no array from it without pickle; expected {expected}") from None
         except (OSError, EOFError, zipfile.BadZipFile) as exc:
-            raise _Bad(f"it is truncated or not an archive ({_short(exc)}); expected {expected}") from None
+            raise _Bad(f"it is truncated or not an archive ({printable(exc)}); expected {expected}") from None
         if not isinstance(z, np.lib.npyio.NpzFile):  # a .npy file: the contents are wrong, not the argument
             raise _Bad(f"it holds one array ({path.suffix} file); expected {expected}")
         try:
             with z:
                 if "meta" not in z.files:
-                    raise _Bad(f"the archive holds {_short(sorted(z.files))} but no 'meta'; expected {expected}")
+                    raise _Bad(f"the archive holds {printable(sorted(z.files))} but no 'meta'; expected {expected}")
                 try:
                     meta = json.loads(str(z["meta"]))
                 except (ValueError, RecursionError) as exc:
-                    raise _Bad(f"its 'meta' is not the JSON header History.save writes ({_short(exc)})") from None
+                    raise _Bad(f"its 'meta' is not the JSON header History.save writes ({printable(exc)})") from None
                 if not isinstance(meta, dict) or any(k not in meta for k in cls._REQUIRED):
                     lacks = [k for k in cls._REQUIRED if not isinstance(meta, dict) or k not in meta]
                     raise _Bad(f"its 'meta' lacks the fields {lacks}")
@@ -237,78 +237,17 @@ class History:
         except _Bad:
             raise
         except (OSError, EOFError, ValueError, zipfile.BadZipFile, zlib.error, KeyError) as exc:
-            raise _Bad(f"an array in it cannot be read ({_short(exc)}): the file is corrupted or was not "
+            raise _Bad(f"an array in it cannot be read ({printable(exc)}): the file is corrupted or was not "
                        "written by History.save") from None
         meta = {k: v for k, v in meta.items() if k in cls._SCALARS}
-        _check_fields(meta, arrays)
+        wrong = history_fields_wrong(meta, arrays)
+        if wrong:
+            raise _Bad(wrong)
         return cls(**meta, **arrays)
 
 
 class _Bad(Exception):
     """What is wrong with a history file (History.load names the file)."""
-
-
-def _short(thing, limit: int = 80) -> str:
-    """``thing`` as printable text of at most ``limit`` characters (what an error echoes from a file)."""
-    text = "".join(c if c.isprintable() else "?" for c in str(thing))
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _is_int(v) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _check_fields(meta: dict, arrays: dict) -> None:
-    """Every field of a loaded history of the type and range History.save writes; raises _Bad naming
-    the first that is not."""
-    def bad(name, what):
-        raise _Bad(f"its field {name!r} must be {what}, got {_short(repr(meta.get(name, arrays.get(name))))}")
-
-    for name in ("method", "sampling"):
-        if not isinstance(meta[name], str) or not meta[name]:
-            bad(name, "a non-empty string")
-    for name in ("n", "d", "m", "tau"):
-        if not _is_int(meta[name]) or meta[name] < 1:
-            bad(name, "an integer >= 1")
-    if meta["m"] > meta["d"]:
-        bad("m", f"at most d = {meta['d']}")
-    if meta["tau"] > meta["m"]:
-        bad("tau", f"at most m = {meta['m']}")
-    if not _is_int(meta["seed"]) or meta["seed"] < 0:
-        bad("seed", "an integer >= 0")
-    step = meta["step"]
-    if not isinstance(step, (int, float)) or isinstance(step, bool) or not (math.isfinite(step) and step > 0):
-        bad("step", "a finite number > 0")
-    if meta["batch"] is not None and (not _is_int(meta["batch"]) or meta["batch"] < 1):
-        bad("batch", "None or an integer >= 1")
-    if meta.get("iters_asked") is not None and (not _is_int(meta["iters_asked"]) or meta["iters_asked"] < 0):
-        bad("iters_asked", "None or an integer >= 0")
-    if meta.get("version") is not None and not isinstance(meta["version"], str):
-        bad("version", "None or a string")
-    problem = meta.get("problem")
-    if problem is not None and (not isinstance(problem, dict) or any(
-            isinstance(v, (dict, list)) for v in problem.values())):
-        bad("problem", "None or a dict of plain values")
-    length = None
-    for name, a in arrays.items():
-        if a.dtype.kind not in "iuf":
-            bad(name, f"an array of real numbers (dtype {a.dtype} read)")
-        if a.ndim != 1:
-            bad(name, f"a 1-D array (shape {a.shape} read)")
-    length = arrays["dist2"].size
-    if length < 1:
-        bad("dist2", "a non-empty array")
-    want = {"dist2": length, "gap": length, "blocks_up": length, "bytes_up": length, "bytes_down": length,
-            "grad2": length, "nu2": length, "gap_avg": length, "steps": length - 1, "arrivals": length - 1,
-            "delays": length - 1, "times": length - 1, "x": meta["d"], "x_avg": meta["d"],
-            "bytes_up_workers": meta["n"]}
-    for name, a in arrays.items():
-        if a.size != want[name]:
-            of = {"x": "d", "x_avg": "d", "bytes_up_workers": "n"}.get(name, "the iterations recorded")
-            bad(name, f"of length {want[name]} ({of}), not {a.size}")
-    for name in ("arrivals", "delays"):
-        if name in arrays and arrays[name].dtype.kind not in "iu":
-            bad(name, "an array of integers")
 
 
 def first_below(values, eps: float) -> int | None:

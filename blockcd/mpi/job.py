@@ -28,8 +28,8 @@ class Clock:
         self.last = now
 
 
-#: the default watchdog (``--timeout`` not given): a round may take this many times the slowest round
-#: so far, and never less than TIMEOUT_FLOOR seconds, before the job is aborted (see :class:`Watchdog`)
+#: how many times the slowest round so far a round may take before the default watchdog (no
+#: ``--timeout``) aborts the job, and never less than TIMEOUT_FLOOR seconds (see :class:`Watchdog`)
 TIMEOUT_FACTOR = 100
 TIMEOUT_FLOOR = 120.0
 

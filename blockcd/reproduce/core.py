@@ -7,7 +7,6 @@ the command line are :mod:`blockcd.reproduce`.
 from __future__ import annotations
 
 import csv
-import functools
 import math
 import sys
 from collections.abc import Iterable, Sequence
@@ -19,6 +18,7 @@ import numpy as np
 from .. import __version__, plotting, registry, theory
 from .._validate import check_choice, check_float, check_seed
 from ..experiments import iterations_to, tuned_step
+from .pool import one_thread, spawn_map  # noqa: F401  (the suite's and the paper's)
 
 #: multiples of the theory step tried when tuning (powers of 2)
 _SCALES = (2, 4, 8, 16, 32, 64)
@@ -400,45 +400,6 @@ class Runner:
         }
         r.update(extra)
         return r
-
-
-def one_thread(fn):
-    """Run an experiment with one BLAS thread: its products are small, and more threads only contend."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        from threadpoolctl import threadpool_limits
-
-        with threadpool_limits(limits=1, user_api="blas"):
-            return fn(*args, **kwargs)
-
-    return wrapper
-
-
-def spawn_map(fn, items: Sequence, jobs: int):
-    """``fn(item)`` for each of ``items``, in their order, in ``min(jobs, len(items))`` spawned processes.
-
-    A generator: each result comes as soon as it and every result before it are done.  ``fn`` must
-    be a module-level function (spawned workers import it); ``run_suite`` and ``run_paper`` run
-    their experiments through it with ``jobs > 1``.
-    """
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    pool = ProcessPoolExecutor(max_workers=min(jobs, len(items)), mp_context=multiprocessing.get_context("spawn"))
-    try:
-        yield from pool.map(fn, items)
-    except BaseException:
-        # Ctrl-C (or an error): end the workers now; a plain shutdown would wait for every queued item,
-        # since a worker process that catches the interrupt goes on with the next
-        procs = list((getattr(pool, "_processes", None) or {}).values())
-        pool.shutdown(wait=False, cancel_futures=True)
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            proc.join(5)
-        raise
-    pool.shutdown()
 
 
 def predicted(problem, method, m, tau, eps, *, batch=None):
