@@ -139,7 +139,12 @@ class Comparison:
         """The runs against iterations (left) and bytes sent per worker (right), ``eps`` dotted.
 
         ``axes`` is a pair of matplotlib Axes (a new figure when None); ``keys`` and ``**kw`` go
-        to :func:`blockcd.plotting.convergence`, which draws each panel.  Returns the axes.
+        to :func:`blockcd.plotting.convergence`, which draws each panel.
+
+        Returns
+        -------
+        the pair of Axes ``(iterations, bytes)``, where :func:`blockcd.plotting.convergence` returns one:
+        unpack it, ``ax_it, ax_bytes = c.plot()``.
         """
         from . import plotting
 
