@@ -260,11 +260,14 @@ def test_every_csv_records_the_run_and_the_directory_its_record(tmp_path):
 
     proc = cli("reproduce", "--quick", "--only", "independent-vs-shared", "--seed", "3", "--out", str(tmp_path))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    for name in ("independent_vs_shared.csv", "summary.csv"):
+    commands = {"summary.csv": "python -m blockcd reproduce --quick --only independent-vs-shared --seed 3",
+                # each experiment's CSV: the command that writes it again (the same bytes from any selection)
+                "independent_vs_shared.csv": "python -m blockcd reproduce --quick --seed 3 --only "
+                                             "independent_vs_shared"}
+    for name, command in commands.items():
         rows = read_csv(tmp_path / name)
         assert rows and all(r["run_seed"] == "3" and r["run_size"] == "quick" for r in rows), name
-        assert rows[0]["run_command"] == ("python -m blockcd reproduce --quick --only independent-vs-shared "
-                                          "--seed 3")
+        assert rows[0]["run_command"] == command
         assert rows[0]["blockcd_version"] == reproduce.core.__version__
     record = json.loads((tmp_path / "reproduce-run.json").read_text())
     assert record["complete"] is True and record["seed"] == 3 and record["size"] == "quick"

@@ -212,7 +212,8 @@ def run_suite(names: Sequence[str] | None = None, *, config="quick", out=None, s
     if out is not None:
         files = []
         for res in results:
-            files += res.write(out, info)
+            extra = [] if tolerance == TOLERANCE else [f"--tolerance {tolerance:g}"]
+            files += res.write(out, outdir.for_file(info, f"--only {res.name}", *extra))
             plt.close(res.figure)
         files.append(write_csv(Path(out) / "summary.csv", [r for res in results for r in res.checks], info))
         outdir.finish(out, info, files)

@@ -35,8 +35,22 @@ def stamp(run: str, size: str, seed: int, command: str | None = None) -> dict:
     (``python -m blockcd reproduce ...`` without ``--out DIR``: the same run gives the same bytes in any
     directory)."""
     if command is None:
-        command = f"blockcd.reproduce ({run}, {size}, seed {seed})"
+        command = one_command(run, size, seed)
     return {"run": run, "size": size, "seed": int(seed), "version": __version__, "command": command}
+
+
+def one_command(run: str, size: str, seed: int, *select: str) -> str:
+    """The command line that writes one file of a run again, e.g. ``python -m blockcd reproduce --quick
+    --seed 0 --only ninety_nine``: each experiment's (or figure's) CSV records its own, so that the same
+    seed gives the same bytes whichever selection wrote it."""
+    parts = ["python -m blockcd reproduce", *(["--paper"] if run == "paper" else []),
+             *(["--quick"] if size == "quick" else []), f"--seed {int(seed)}", *select]
+    return " ".join(parts)
+
+
+def for_file(info: dict, *select: str) -> dict:
+    """``info`` with the command that writes one experiment's or figure's files (:func:`one_command`)."""
+    return dict(info, command=one_command(info["run"], info["size"], info["seed"], *select))
 
 
 def command_line(argv) -> str:

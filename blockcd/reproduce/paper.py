@@ -361,7 +361,9 @@ def run_paper(figures=None, *, config="quick", out=None, seed: int = 0, seeds: i
     if out is not None:
         files = []
         for res in results:
-            files += res.write(out, info)
+            extra = ([f"--seeds {seeds}"] if seeds is not None else []) + (
+                [f"--libsvm-dir {libsvm_dir}"] if libsvm_dir is not None else [])
+            files += res.write(out, outdir.for_file(info, f"--figures {int(res.name[3:])}", *extra))
         files.append(write_csv(Path(out) / "paper_summary.csv", [r for res in results for r in res.checks], info))
         outdir.finish(out, info, files)
         for res in {id(r.figure): r for r in results}.values():
