@@ -40,7 +40,7 @@ def _int_arg(name: str, lo: int, hi: int | None = None):
     return parse
 
 
-_seed = _int_arg("seed", 0)
+_seed = _int_arg("seed", 0, 2**63 - 1)  # check_seed's range: a counter-based generator's key
 _seeds = _int_arg("seeds", 1)
 _figure = _int_arg("figures", 1, 12)
 _jobs = _int_arg("jobs", 1)
@@ -96,6 +96,9 @@ def parser() -> argparse.ArgumentParser:
                    help="with --paper: runs per curve (default: 3 quick, 5 full)")
     r.add_argument("--figures", nargs="+", type=_figure, default=None, metavar="N",
                    help="with --paper: only these figures (1-12)")
+    r.add_argument("--replace", action="store_true",
+                   help="let the run replace the files of another run (another seed, size or version) in --out; "
+                        "without it such a directory is refused before any computation")
     r.add_argument("--jobs", type=_jobs, default=1, metavar="J",
                    help="run the experiments (with --paper: the figures) in J processes at once; the same "
                         "numbers as one process (default: %(default)s)")
@@ -105,28 +108,39 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    """Parse ``argv`` and run the command; returns the exit status."""
+    """Parse ``argv`` and run the command; returns the exit status (130 when interrupted)."""
+    from .reproduce.outdir import OutError, command_line, interrupted
+
     p = parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = p.parse_args(argv)
-    if args.command == "reproduce" and args.paper:
-        from .reproduce.paper import check_libsvm_dir, main_paper
+    command = command_line(argv)
+    try:
+        if args.command == "reproduce" and args.paper:
+            from .reproduce.paper import check_libsvm_dir, main_paper
 
-        if args.only:
-            p.error("--only names the book's experiments; with --paper use --figures")
-        if args.libsvm_dir is not None:
-            try:
-                check_libsvm_dir(args.libsvm_dir)
-            except (TypeError, ValueError) as exc:
-                p.error(f"--libsvm-dir: {exc}")
-        return main_paper(quick=args.quick, out=args.out, seed=args.seed, seeds=args.seeds,
-                          libsvm_dir=args.libsvm_dir, figures=args.figures, jobs=args.jobs)
-    if args.paper is False and (args.libsvm_dir is not None or args.seeds is not None or args.figures):
-        p.error("--libsvm-dir, --seeds and --figures apply to --paper only")
-    if args.command == "reproduce":
-        from .reproduce import main_reproduce
+            if args.only:
+                p.error("--only names the book's experiments; with --paper use --figures")
+            if args.libsvm_dir is not None:
+                try:
+                    check_libsvm_dir(args.libsvm_dir)
+                except (TypeError, ValueError) as exc:
+                    p.error(f"--libsvm-dir: {exc}")
+            return main_paper(quick=args.quick, out=args.out, seed=args.seed, seeds=args.seeds,
+                              libsvm_dir=args.libsvm_dir, figures=args.figures, jobs=args.jobs,
+                              replace=args.replace, command=command)
+        if args.paper is False and (args.libsvm_dir is not None or args.seeds is not None or args.figures):
+            p.error("--libsvm-dir, --seeds and --figures apply to --paper only")
+        if args.command == "reproduce":
+            from .reproduce import main_reproduce
 
-        return main_reproduce(args.only, config="quick" if args.quick else "full", out=args.out,
-                              seed=args.seed, tolerance=args.tolerance, jobs=args.jobs)
+            return main_reproduce(args.only, config="quick" if args.quick else "full", out=args.out,
+                                  seed=args.seed, tolerance=args.tolerance, jobs=args.jobs, replace=args.replace,
+                                  command=command)
+    except OutError as exc:  # raised before any computation
+        p.error(str(exc))
+    except KeyboardInterrupt:
+        return interrupted()
     return 2  # pragma: no cover  (argparse rejects other commands)
 
 

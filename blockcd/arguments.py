@@ -141,6 +141,9 @@ def setup(problem, method, *, m, tau, step=None, iters, seed=0, sampling=None, b
     d = problem.d
     m = check_int("m", m, 1, d)
     tau = check_int("tau", tau, 1, m)
+    if isinstance(method, str) and method.strip().lower() in registry.DENSE_ALIASES and tau != m:
+        raise ValueError(f"method {method!r} is the dense method, every block sent: it needs tau = m = {m}, got "
+                         f"tau = {tau}; for tau < m ask for 'ibcd'")
     iters = check_int("iters", iters, 1)
     if not problem.convex:
         if not spec.nonconvex:
@@ -167,6 +170,9 @@ def setup(problem, method, *, m, tau, step=None, iters, seed=0, sampling=None, b
         raise ValueError(f"batch applies to {takes} only, not to {spec.name!r}")
     if until is not None:
         until = check_float("until", until, positive=True)
+        if not until < 1:
+            raise ValueError(f"until must be in (0, 1) (an accuracy relative to the start, "
+                             f"||x^k - x*||^2 <= until ||x^0 - x*||^2), got {until}")
     if not isinstance(gap, (bool, np.bool_)):
         raise TypeError(f"gap must be True or False, got {gap!r}")
     schedule = average = None

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._validate import check_float
-from .history import History
+from .history import History, first_below
 
 __all__ = ["Comparison", "RunResult", "compare_runs"]
 
@@ -139,7 +139,12 @@ class Comparison:
         """The runs against iterations (left) and bytes sent per worker (right), ``eps`` dotted.
 
         ``axes`` is a pair of matplotlib Axes (a new figure when None); ``keys`` and ``**kw`` go
-        to :func:`blockcd.plotting.convergence`, which draws each panel.  Returns the axes.
+        to :func:`blockcd.plotting.convergence`, which draws each panel.
+
+        Returns
+        -------
+        the pair of Axes ``(iterations, bytes)``, where :func:`blockcd.plotting.convergence` returns one:
+        unpack it, ``ax_it, ax_bytes = c.plot()``.
         """
         from . import plotting
 
@@ -229,13 +234,14 @@ def compare_runs(histories, eps: float = 1e-6, *, y: str = "dist2", names: Seque
         if y == "grad2" and h.grad2 is None:
             raise ValueError(f"run {nm!r} has no grad2 (recorded on non-convex problems only): use 'dist2' or 'gap'")
         vals = np.asarray(getattr(h, y), dtype=float)
-        hit = np.flatnonzero(vals <= eps * vals[0])
-        k = int(hit[0]) if hit.size else None
+        k = first_below(vals, eps)
+        with np.errstate(invalid="ignore", divide="ignore"):  # an overflowing start: no final ratio (NaN)
+            final = float(vals[-1] / vals[0])
         results.append(RunResult(
             name=nm, method=h.method, tau=int(h.tau), m=int(h.m), iterations=k,
             blocks=None if k is None else float(h.blocks_up[k]),
             bytes=None if k is None else float(h.bytes_up[k]),
-            final=float(vals[-1] / vals[0]), recorded=h.iters))
+            final=final, recorded=h.iters))
 
     def best(field):
         candidates = [r for r in results if getattr(r, field) is not None and np.isfinite(getattr(r, field))]

@@ -14,13 +14,15 @@ from __future__ import annotations
 import json
 import math
 import sys
+import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from . import theory
-from ._validate import check_float
+from ._validate import check_float, history_fields_wrong, printable
 
 BYTES_PER_NUMBER = 8
 #: a run whose distance to x* grows by this factor has diverged
@@ -156,13 +158,13 @@ class History:
         return len(self.dist2) - 1
 
     def iters_to(self, eps: float) -> int | None:
-        """First iteration k with dist2[k] <= eps * dist2[0], or None if never reached."""
+        """First iteration k with dist2[k] <= eps * dist2[0], or None if never reached (and None when
+        dist2[0] is not a finite number: no target to reach)."""
         eps = check_float("eps", eps, positive=True)
         if self.grad2 is not None:
             raise ValueError("iters_to measures ||x^k - x*||^2, and this history is of a non-convex problem, which "
                              "has no x*: use History.grad2 (||grad f(x^k)||^2) instead")
-        hit = np.flatnonzero(self.dist2 <= eps * self.dist2[0])
-        return int(hit[0]) if hit.size else None
+        return first_below(self.dist2, eps)
 
     _ARRAYS = ("dist2", "gap", "blocks_up", "bytes_up", "bytes_down", "x", "bytes_up_workers", "steps", "gap_avg",
                "x_avg", "arrivals", "delays", "times", "grad2", "nu2")
@@ -201,33 +203,61 @@ class History:
                 "" if path.suffix == ".npz" else f" (nor {str(_npz_path(path))!r})"))
         expected = "an .npz archive written by History.save (arrays and a JSON header 'meta')"
         try:
+            return cls._read(path, expected)
+        except _Bad as exc:
+            raise ValueError(f"{str(path)!r} is not a history file: {exc}") from None
+
+    @classmethod
+    def _read(cls, path: Path, expected: str) -> History:
+        """The history in ``path``, every field checked; raises _Bad saying what is wrong."""
+        try:
             z = np.load(path, allow_pickle=False)
-        except ValueError as exc:
-            raise ValueError(f"{str(path)!r} is not a history file: expected {expected}; numpy could not "
-                             f"read it without pickle ({exc})") from None
-        except (OSError, EOFError) as exc:
-            raise ValueError(f"{str(path)!r} is not a history file: expected {expected} ({exc})") from None
+        except ValueError:  # numpy's own text suggests allow_pickle: neither true here nor safe
+            raise _Bad(f"numpy reads no array from it without pickle; expected {expected}") from None
+        except (OSError, EOFError, zipfile.BadZipFile) as exc:
+            raise _Bad(f"it is truncated or not an archive ({printable(exc)}); expected {expected}") from None
         if not isinstance(z, np.lib.npyio.NpzFile):  # a .npy file: the contents are wrong, not the argument
-            raise ValueError(  # noqa: TRY004
-                f"{str(path)!r} is not a history file: it holds one array ({path.suffix} file); expected {expected}")
-        with z:
-            if "meta" not in z.files:
-                raise ValueError(f"{str(path)!r} is not a history file: the archive holds {sorted(z.files)} but no "
-                                 f"'meta'; expected {expected}")
-            try:
-                meta = json.loads(str(z["meta"]))
-            except ValueError as exc:
-                raise ValueError(f"{str(path)!r} is not a history file: its 'meta' is not the JSON header "
-                                 f"History.save writes ({exc})") from None
-            if not isinstance(meta, dict) or any(k not in meta for k in cls._REQUIRED):
-                raise ValueError(f"{str(path)!r} is not a history file: its 'meta' lacks the fields "
-                                 f"{[k for k in cls._REQUIRED if not isinstance(meta, dict) or k not in meta]}")
-            missing = [k for k in ("dist2", "gap", "blocks_up", "bytes_up", "bytes_down", "x") if k not in z.files]
-            if missing:
-                raise ValueError(f"{str(path)!r} is not a complete history file: it lacks the arrays {missing}")
-            arrays = {k: z[k] for k in cls._ARRAYS if k in z.files}
+            raise _Bad(f"it holds one array ({path.suffix} file); expected {expected}")
+        try:
+            with z:
+                if "meta" not in z.files:
+                    raise _Bad(f"the archive holds {printable(sorted(z.files))} but no 'meta'; expected {expected}")
+                try:
+                    meta = json.loads(str(z["meta"]))
+                except (ValueError, RecursionError) as exc:
+                    raise _Bad(f"its 'meta' is not the JSON header History.save writes ({printable(exc)})") from None
+                if not isinstance(meta, dict) or any(k not in meta for k in cls._REQUIRED):
+                    lacks = [k for k in cls._REQUIRED if not isinstance(meta, dict) or k not in meta]
+                    raise _Bad(f"its 'meta' lacks the fields {lacks}")
+                missing = [k for k in ("dist2", "gap", "blocks_up", "bytes_up", "bytes_down", "x")
+                           if k not in z.files]
+                if missing:
+                    raise _Bad(f"it is not complete: it lacks the arrays {missing}")
+                arrays = {k: z[k] for k in cls._ARRAYS if k in z.files}
+        except _Bad:
+            raise
+        except (OSError, EOFError, ValueError, zipfile.BadZipFile, zlib.error, KeyError) as exc:
+            raise _Bad(f"an array in it cannot be read ({printable(exc)}): the file is corrupted or was not "
+                       "written by History.save") from None
         meta = {k: v for k, v in meta.items() if k in cls._SCALARS}
+        wrong = history_fields_wrong(meta, arrays)
+        if wrong:
+            raise _Bad(wrong)
         return cls(**meta, **arrays)
+
+
+class _Bad(Exception):
+    """What is wrong with a history file (History.load names the file)."""
+
+
+def first_below(values, eps: float) -> int | None:
+    """The first k with values[k] <= eps values[0]; None if there is none, or if values[0] is not finite
+    (an overflowing start has no target: every later inf would count as reached)."""
+    values = np.asarray(values, dtype=float)
+    if not (values.size and np.isfinite(values[0])):
+        return None
+    hit = np.flatnonzero(values <= eps * values[0])
+    return int(hit[0]) if hit.size else None
 
 
 def _npz_path(path) -> Path:
@@ -366,6 +396,10 @@ class Recorder:
             self.x_avg = self.x_sum / self.w_sum
             self.gap_avg[k] = (self.p.f(self.x_avg) if np.isfinite(d2) else math.nan) - self.fs
         if k == 0:
+            if not math.isfinite(d2):
+                raise ValueError(f"the start point's error ||x0 - x*||^2 = {d2} is not a finite number (the "
+                                 f"largest |x0_j| is {float(np.max(np.abs(x))):.3g}): no error can be measured "
+                                 "from it; start closer to x* (x0=None starts at zeros)")
             self.limit = BLOWUP * max(d2, 1.0)
             if self.until is not None:
                 self.target = self.until * d2

@@ -24,6 +24,7 @@ ahead, partial sends) is in :mod:`blockcd.drawing` and :mod:`blockcd.messages`.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 
 import numpy as np
@@ -144,6 +145,8 @@ def run(
     """
     s = setup(problem, method, m=m, tau=tau, step=step, iters=iters, seed=seed, sampling=sampling, batch=batch,
               x0=x0, send_indices=send_indices, until=until, gap=gap)
+    if s.until is not None:
+        warn_unreachable(s)
     if s.method.asynchronous:
         record, times, _ = asynchronous.schedule(delays, problem.n, s.iters, s.seed, max_delay)
         with np.errstate(over="ignore", invalid="ignore"):
@@ -154,6 +157,49 @@ def run(
                          "workers all answer every round")
     with np.errstate(over="ignore", invalid="ignore"):
         return _simulate(s)
+
+
+class UnreachableWarning(UserWarning):
+    """``until`` asks for an accuracy inside the neighbourhood of x* that the method's theory bounds."""
+
+
+@contextlib.contextmanager
+def quiet_unreachable():
+    """A context in which :class:`UnreachableWarning` is not shown: for callers that count an accuracy not
+    reached themselves (``iterations_to``'s nan, the explorers' curves)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnreachableWarning)
+        yield
+
+
+def warn_unreachable(s: Setup) -> None:
+    """Warn (:class:`UnreachableWarning`) when ``until`` asks for less than the ball E||x - x*||^2 <= R that
+    the method reaches on this problem (:func:`blockcd.theory.neighbourhood`, R = 2 step sigma^2 / mu > 0: IBCD
+    and IS-SGD at tau < m where the workers' gradients do not all vanish at x*, sigma*^2 > 0)."""
+    import warnings
+
+    from . import theory
+
+    p = s.problem
+    if not p.convex or s.schedule is not None or s.step is None:
+        return
+    try:
+        radius = theory.neighbourhood(p, s.method.name, s.m, s.tau, step=s.step, batch=s.batch)
+    except (ValueError, TypeError):  # no such row for this method, or no constant for this problem
+        return
+    if not radius > 0:
+        return
+    diff = s.x0 - p.x_star
+    target = s.until * float(diff @ diff)
+    if radius > target:
+        warnings.warn(
+            f"{s.method.name} with tau = {s.tau} of m = {s.m} reaches only a neighbourhood of x* on this problem: "
+            f"its theory bounds E||x^k - x*||^2 by {radius:.3g} (sigma*^2 = {p.sigma_star2:.3g} > 0: the workers' "
+            f"gradients do not all vanish at x*), above the until = {s.until:g} target {target:.3g}, so the run "
+            "may stop at iters without reaching it; tau = m, or a method with shifts (isega, is-saga), reaches "
+            "any accuracy", UnreachableWarning, stacklevel=3)
 
 
 def _simulate(s: Setup) -> History:

@@ -140,13 +140,13 @@ def convergence(histories: Sequence, ax=None, *, x: str = "iteration", y: str = 
         keys = list(keys)
         if len(keys) != k:
             raise ValueError(f"keys must have one entry per history ({k}), got {len(keys)}")
+        unknown = [key for key in keys if key not in STYLE]
+        if unknown:
+            raise ValueError(f"keys must name entries of blockcd.styles.STYLE, got {unknown!r}; choose from "
+                             f"{', '.join(STYLE)}")
         styles = [style(key, **kw) for key in keys]
     else:
-        methods = [h.method for h in histories]
-        styles = []
-        for i, h in enumerate(histories):
-            same = [j for j, mth in enumerate(methods) if mth == h.method]
-            styles.append(series(h.method, same.index(i), **kw) if len(same) > 1 else style(h.method, **kw))
+        styles = _default_styles([h.method for h in histories], kw)
     if labels is None and keys is None:
         pairs = [(h.method, h.tau) for h in histories]
         labels = [run_label(h, step=pairs.count((h.method, h.tau)) > 1) for h in histories]
@@ -161,11 +161,15 @@ def convergence(histories: Sequence, ax=None, *, x: str = "iteration", y: str = 
             raise ValueError("y='grad2' is recorded on non-convex problems only; this history has dist2 and gap")
         vals = np.asarray(getattr(h, y), dtype=float)
         if relative:
-            vals = vals / vals[0]
+            with np.errstate(invalid="ignore", divide="ignore"):  # a start of 0 or inf: refused below
+                vals = vals / vals[0]
         field_name = X_AXES[x][0]
         xs = np.arange(vals.size) if field_name is None else np.asarray(getattr(h, field_name), dtype=float)
         low = np.flatnonzero(~(vals > floor))   # at or below the floor, or NaN
         end = int(low[0]) if low.size else vals.size
+        if end == 0:
+            raise ValueError(f"run {len(ends)} ({lab or h.method}) has nothing to draw as y = {y!r}: "
+                             + _why_empty(np.asarray(getattr(h, y), dtype=float), y, relative, floor))
         ends.append(end - 1)
         if lab is not None:
             st["label"] = lab
@@ -178,6 +182,47 @@ def convergence(histories: Sequence, ax=None, *, x: str = "iteration", y: str = 
                    }[y])
     ax.convergence_ends = ends
     return ax
+
+
+def _default_styles(methods: list, kw: dict) -> list:
+    """Each run's style when no ``keys`` are given: its method's own, for a method drawn once; for several
+    runs of one method, and for a method without a style of its own (a user's), the :func:`series` styles
+    in order, skipping those whose marker or colour another method in the plot already wears (so that a
+    second IBCD run is not drawn in IS-SGD's orange squares, nor a user's method in IBCD's blue)."""
+    from .styles import SERIES_COLORS, SERIES_MARKERS
+
+    own = {mth for mth in methods if mth in STYLE and methods.count(mth) == 1}
+    markers = {STYLE[mth].get("marker") for mth in own}
+    colors = {STYLE[mth].get("color", "").lower() for mth in own}
+    free = [j for j in range(len(SERIES_COLORS))
+            if SERIES_MARKERS[j] not in markers and SERIES_COLORS[j].lower() not in colors]
+    clash = len(free) < len(SERIES_COLORS)
+    out, taken = [], 0
+    for i, mth in enumerate(methods):
+        if mth in own:
+            out.append(style(mth, **kw))
+            continue
+        if not clash and mth in STYLE:  # no other method to avoid: the method's series, as before
+            j = [k for k, other in enumerate(methods) if other == mth].index(i)
+        else:
+            # a user's method never takes slot 0, the blue circle that reads as IBCD
+            pool = [k for k in free if k != 0 or mth in STYLE] or free
+            j = pool[taken % len(pool)] if pool else taken
+            taken += 1
+        out.append(series(mth, j, **kw))
+    return out
+
+
+def _why_empty(raw: np.ndarray, y: str, relative: bool, floor: float) -> str:
+    """Why a run's first value cannot start a curve on a log axis."""
+    if np.all(np.isnan(raw)):
+        return ("its gaps were not recorded (all NaN: the run had gap=False)" if y == "gap"
+                else "every entry is NaN")
+    if not np.isfinite(raw[0]):
+        return f"its start value is {raw[0]}, not a finite number"
+    if raw[0] <= 0 and relative:
+        return f"its start value is {raw[0]:g}, which a relative curve cannot divide by (the run started at the optimum)"
+    return f"its start value {raw[0]:g} is at or below floor = {floor:g}"
 
 
 def rate_line(ax, rate: float, iters: int, start: float = 1.0, **kw):

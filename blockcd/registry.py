@@ -209,6 +209,8 @@ METHODS: tuple[str, ...] = tuple(REGISTRY)
 #: the synchronous methods a chapter of the book derives (the widgets and ``reproduce`` sweep these; not the
 #: asynchronous method, which has no rounds to sweep, nor the baselines)
 BOOK_METHODS: tuple[str, ...] = tuple(e.name for e in _ENTRIES if e.chapter and not e.asynchronous and not e.baseline)
+#: the aliases that name the dense method, IBCD with tau = m; a run asked by one of them needs tau = m
+DENSE_ALIASES = ("gd", "dense")
 #: alias -> name
 ALIASES: dict[str, str] = {a: e.name for e in _ENTRIES for a in e.aliases}
 #: the block samplings a registered method may name (``'importance'`` is coordinate descent's own)

@@ -102,3 +102,76 @@ def test_a_file_that_is_not_a_history_is_named_with_what_was_expected(tmp_path, 
 def test_a_missing_file_is_named(tmp_path):
     with pytest.raises(FileNotFoundError, match="nor .*nothere.npz"):
         History.load(tmp_path / "nothere")
+
+
+def test_iters_to_never_counts_a_start_that_is_not_finite(run):
+    """A history whose dist2[0] is inf (every entry inf) never reached a target: None, not 0; and
+    compare_runs names no winner from it."""
+    from blockcd.comparison import compare_runs
+
+    bad = dataclasses.replace(run, dist2=np.full_like(run.dist2, np.inf), gap=np.full_like(run.gap, np.inf))
+    assert bad.iters_to(0.5) is None
+    assert run.iters_to(0.5) is not None
+    c = compare_runs({"overflow": bad, "fine": run}, eps=0.5)
+    assert c.results[0].iterations is None and c.winners["iterations"] == "fine"
+
+
+def _rewrite(run, path, meta_change=None, **arrays):
+    """``run`` saved to ``path`` with some meta fields and arrays replaced (a malformed history file)."""
+    run.save(path)
+    with np.load(path, allow_pickle=False) as z:
+        content = {k: z[k] for k in z.files}
+    meta = json.loads(str(content["meta"]))
+    meta.update(meta_change or {})
+    content.update(meta=np.array(json.dumps(meta)), **arrays)
+    np.savez(path, **content)
+    return path
+
+
+@pytest.mark.parametrize("meta, arrays, words", [
+    ({"n": "four"}, {}, "field 'n' must be an integer >= 1, got 'four'"),
+    ({"tau": -3}, {}, "field 'tau' must be an integer >= 1, got -3"),
+    ({"tau": 9}, {}, "field 'tau' must be at most m = 8"),
+    ({"method": 42}, {}, "field 'method' must be a non-empty string, got 42"),
+    ({"step": -1.0}, {}, "field 'step' must be a finite number > 0"),
+    ({"seed": 1.5}, {}, "field 'seed' must be an integer >= 0"),
+    ({"batch": "all"}, {}, "field 'batch' must be None or an integer >= 1"),
+    ({"problem": [1, 2]}, {}, "field 'problem' must be None or a dict of plain values"),
+    ({}, {"dist2": np.array(["a", "b"])}, "field 'dist2' must be an array of real numbers"),
+    ({}, {"dist2": np.ones((61, 2))}, "field 'dist2' must be a 1-D array (shape (61, 2) read)"),
+    ({}, {"dist2": np.ones(10)}, "field 'gap' must be of length 10 (the iterations recorded), not 61"),
+    ({}, {"x": np.ones(3)}, "field 'x' must be of length 8 (d), not 3"),
+    ({}, {"bytes_up_workers": np.ones(7)}, "field 'bytes_up_workers' must be of length 4 (n), not 7"),
+])
+def test_a_malformed_history_file_is_refused_naming_the_file_and_the_field(tmp_path, run, meta, arrays, words):
+    """Each field checked on load: a file that parses but holds a wrong field used to load and be drawn."""
+    path = _rewrite(run, tmp_path / "h.npz", meta, **arrays)
+    with pytest.raises(ValueError) as e:
+        History.load(path)
+    assert str(path) in str(e.value) and words in str(e.value), str(e.value)
+
+
+def test_a_truncated_or_corrupted_history_file_is_one_value_error_naming_it(tmp_path, run):
+    """A cut file (an interrupted copy) used to raise a bare BadZipFile without the file's name."""
+    full = run.save(tmp_path / "full.npz").read_bytes()
+    cut = tmp_path / "cut.npz"
+    cut.write_bytes(full[: len(full) // 2])
+    flipped = tmp_path / "flipped.npz"
+    flipped.write_bytes(full[:200] + bytes(b ^ 0xFF for b in full[200:400]) + full[400:])
+    for path in (cut, flipped):
+        with pytest.raises(ValueError, match=rf"{path.name}' is not a history file"):
+            History.load(path)
+
+
+def test_a_deeply_nested_meta_and_a_text_file_give_clear_errors(tmp_path):
+    """A meta of 100,000 nested lists used to raise RecursionError; a text file, numpy's advice to load
+    with allow_pickle (unsafe, and wrong here): neither is repeated."""
+    deep = tmp_path / "deep.npz"
+    np.savez(deep, meta=np.array("[" * 100_000 + "]" * 100_000))
+    with pytest.raises(ValueError, match="deep.npz' is not a history file: its 'meta' is not the JSON header"):
+        History.load(deep)
+    text = tmp_path / "t.npz"
+    text.write_text("method,n\nibcd,4\n")
+    with pytest.raises(ValueError) as e:
+        History.load(text)
+    assert "t.npz' is not a history file" in str(e.value) and "allow_pickle" not in str(e.value)

@@ -734,3 +734,22 @@ def test_constant_step_stalls_where_the_decreasing_step_goes_below(HET, DECR):
     early, late = np.mean([g[1000:2000].mean() for g in runs]), np.mean([g[2000:].mean() for g in runs])
     assert late >= 0.7 * early                 # the constant step has stalled at its floor (1/t would halve it)
     assert DECR.mean(0)[-1] <= late / 10       # the decreasing step is far below that floor
+
+
+def test_until_inside_the_neighbourhood_warns_and_an_interpolating_problem_does_not(recwarn):
+    """IBCD at tau < m with sigma*^2 > 0 reaches only a ball around x*: until=1e-8 used to run silently to
+    iters.  The warning names the bound, sigma*^2 and what does reach it; on an interpolating problem
+    (sigma*^2 = 0) and at tau = m there is nothing to warn about."""
+    from blockcd.methods import UnreachableWarning
+
+    p = blockcd.problems.synthetic(4, 20, 10, heterogeneity=1.0, seed=2)
+    assert p.sigma_star2 > 0
+    with pytest.warns(UnreachableWarning, match=r"ibcd with tau = 2 of m = 10 reaches only a neighbourhood of x\* "
+                      r"on this problem: its theory bounds E\|\|x\^k - x\*\|\|\^2 by .* \(sigma\*\^2 = .* > 0"):
+        h = blockcd.run(p, "ibcd", m=10, tau=2, iters=300, until=1e-8)
+    assert h.iters_to(1e-8) is None
+    q = blockcd.problems.synthetic(4, 20, 10, interpolating=True, cond=5, seed=2)
+    blockcd.run(q, "ibcd", m=10, tau=2, iters=50, until=1e-8)
+    blockcd.run(p, "ibcd", m=10, tau=10, iters=50, until=1e-8)
+    blockcd.run(p, "isega", m=10, tau=2, iters=50, until=1e-8)
+    assert not [w for w in recwarn if issubclass(w.category, UnreachableWarning)]

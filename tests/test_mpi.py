@@ -374,7 +374,7 @@ def test_divergence_names_the_step():
     ({"problem": "digits"}, "--rows-per-worker, --d, --heterogeneity do not apply to --problem digits"),
     ({"bogus": 1}, "unrecognized arguments: --bogus 1"),
     ({"method": "is-asgd"}, "IS-ASGD's theory needs interpolation"),
-    ({"method": "ibgd", "send_indices": True}, "send_indices does not apply to 'ibgd'"),
+    ({"method": "ibgd", "send_indices": True}, "--send-indices does not apply to 'ibgd'"),
     ({"method": "ibcd", "reg": "l1:0.1"}, "'ibcd' does not take a regulariser"),
     ({"method": "isaga-shared"}, "'isaga-shared' needs shared data: every worker reads all N functions"),
     ({"method": "isaga-shared", "split": "shared", "sampling": "shared"}, "sampling must be one of ('independent',)"),
@@ -572,3 +572,130 @@ def test_a_module_path_that_is_not_a_rule_is_refused(user_rules):
     assert "user_rules:NOT_A_RULE' is not a rule" in proc.stderr, proc.stderr
     proc = mpi.launch(2, wait=GUARD, check=False, method="no_such_module_here:TopK", m=5, tau=2, iters=3, **BASE)
     assert proc.returncode == mpi.EXIT_USAGE and "does not import" in proc.stderr, proc.stderr
+
+
+# ---------------------------------------------------------------- ranks that disagree, a stalled rank
+def _mpmd(master: dict, worker: dict, workers: int = 2) -> subprocess.CompletedProcess:
+    """One job whose master (rank 0) and workers (ranks 1..) were given different flags (MPMD:
+    ``mpiexec -n 1 ... : -n W ...``), on the loopback interface, under the wall-clock guard."""
+    import os
+
+    from blockcd.mpi.launch import _flag
+
+    def command(options):
+        return [sys.executable, "-m", "blockcd.mpi"] + [a for k, v in options.items() for a in _flag(k, v)]
+
+    args = mpi.mpiexec(2)[:1] + ["-n", "1"] + command(master) + [":", "-n", str(workers)] + command(worker)
+    env = dict(os.environ, OMP_NUM_THREADS="1", HYDRA_IFACE="lo")
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=GUARD)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 9)
+        out, err = proc.communicate()
+        pytest.fail(f"the job hung:\n{err}")
+    return subprocess.CompletedProcess(args, proc.returncode, out, err)
+
+
+AGREE = dict(BASE, method="ibcd", m=5, tau=2, iters=20, seed=0, quiet=True)
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"seed": 1}, "rank 1 (worker 1) has --seed 1 where the master (rank 0) has 0"),
+    ({"data_seed": 4}, "rank 2 (worker 2) has the problem's options"),
+    ({"method": "isega"}, "rank 1 (worker 1) has --method isega where the master (rank 0) has ibcd"),
+    ({"lam": 0.5}, "the problem's options"),
+    ({"sampling": "shared"}, "has --sampling shared where the master (rank 0) has independent"),
+    ({"tau": 3}, "has --tau 3 where the master (rank 0) has 2"),
+    ({"m": 4}, "has --m 4 where the master (rank 0) has 5"),
+    ({"iters": 25}, "has --iters 25 where the master (rank 0) has 20"),
+    ({"send_indices": True}, "has --send-indices true where the master (rank 0) has false"),
+])
+def test_ranks_that_disagree_stop_naming_the_rank_and_the_difference(change, message):
+    """A worker given another flag than the master: the job ends before its first round with the usage
+    status, naming the rank and the difference (it used to finish with status 0 and a wrong result,
+    crash inside MPI, or hang)."""
+    proc = _mpmd(AGREE, dict(AGREE, **change))
+    assert proc.returncode == mpi.EXIT_USAGE, proc.stderr
+    assert "the ranks disagree" in proc.stderr and message in proc.stderr, proc.stderr
+
+
+def test_a_data_file_that_differs_on_one_node_stops_the_job(tmp_path):
+    """--problem arrays from two copies of a file, one with its rows scaled: the workers reading the
+    other copy are named, with the checksum that differs; identical copies run."""
+    rng = np.random.default_rng(5)
+    A, b = rng.standard_normal((40, 10)), rng.standard_normal(40)
+    good = blockcd.problems.save_arrays(tmp_path / "a.npz", A, b)
+    same = blockcd.problems.save_arrays(tmp_path / "same.npz", A, b)
+    scaled = blockcd.problems.save_arrays(tmp_path / "b.npz", 2 * A, b)
+    case = dict(problem="arrays", lam=0.1, split="contiguous", method="ibcd", m=5, tau=2, iters=10, quiet=True)
+    proc = _mpmd(dict(case, path=str(good)), dict(case, path=str(scaled)))
+    assert proc.returncode == mpi.EXIT_USAGE, proc.stderr
+    for r in (1, 2):
+        assert (f"rank {r} (worker {r}) holds rows that differ from what the master expects of worker {r - 1}: "
+                "sha256") in proc.stderr, proc.stderr
+    proc = _mpmd(dict(case, path=str(good)), dict(case, path=str(same)))
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_a_stalled_worker_is_named_by_the_master():
+    """A worker that hangs in round 2: the master's watchdog fires first and names the rank it waits for."""
+    proc = _fail(4, fail_at="2:2:hang", timeout=2)
+    assert proc.returncode == mpi.EXIT_TIMEOUT
+    assert ("rank 0 (master): no progress for 2 s in iteration 2, waiting for worker 2 (rank 2) (--timeout)"
+            in proc.stderr), proc.stderr
+
+
+def test_the_default_timeout_follows_the_slowest_round(monkeypatch):
+    """No --timeout: the watchdog is on, at TIMEOUT_FACTOR times the slowest round so far and at least
+    TIMEOUT_FLOOR seconds; when it fires it names the rank, the iteration and the rule."""
+    import threading
+
+    from blockcd.mpi import cli, job
+
+    cfg = cli.configure(["--method", "ibcd", "--m", "5", "--tau", "2", "--iters", "3"], 3, show=False)
+    assert cfg.timeout is None
+    aborted, said = threading.Event(), []
+
+    class Comm:
+        def Abort(self, code):
+            said.append(code)
+            aborted.set()
+
+    monkeypatch.setattr(job, "ABORT_GRACE", 0.0)
+    monkeypatch.setattr(job, "say", said.append)
+    w = job.Watchdog(Comm(), 0, "master", None)
+    assert w.limit() == job.TIMEOUT_FLOOR == 120.0
+    w.slowest = 5.0
+    assert w.limit() == 100 * 5.0
+    monkeypatch.setattr(job, "TIMEOUT_FLOOR", 0.3)
+    w = job.Watchdog(Comm(), 0, "master", None)
+    w.tick(0)
+    w.tick(1)        # round 0 took microseconds: the limit is the floor, 0.3 s
+    assert w.slowest < 0.003
+    w.waiting = "worker 1 (rank 1)"
+    assert aborted.wait(5.0), "the default watchdog did not fire"
+    w.done.set()
+    assert said[-1] == job.EXIT_TIMEOUT
+    assert said[0].startswith("rank 0 (master): no progress for 0.3 s in iteration 1, waiting for worker 1 "
+                              "(rank 1) (the default --timeout: 100 times the slowest round so far"), said
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--lam", "-1"], "--lam must be >= 0, got -1.0"),
+    (["--data-seed", "-2"], "--data-seed must be an integer in [0, 9223372036854775807], got -2"),
+    (["--seed", "-2"], "--seed must be an integer in [0, 9223372036854775807], got -2"),
+])
+def test_errors_name_the_flag_and_help_shows_the_defaults(argv, message, capsys):
+    """An MPI usage error used to name the Python argument (``lam must be >= 0``) where the user typed a flag."""
+    from blockcd.mpi import cli
+
+    with pytest.raises(mpi.UsageError) as e:
+        cli.configure(["--method", "ibcd", "--m", "5", "--tau", "2", "--iters", "3", *argv], 3, show=False)
+    assert str(e.value) == message
+    with pytest.raises(SystemExit):
+        cli.configure(["--help"], 3)
+    text = " ".join(capsys.readouterr().out.split())
+    assert "seed of the block choices and minibatches (default: 0)" in text
+    assert "independent or shared ('cd': shared) (default: independent)" in text

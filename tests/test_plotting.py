@@ -7,6 +7,7 @@ drawn rectangles and texts back from the figure and compare them with
 anything else (another seed, a transposed grid, counts off by one) fails.
 """
 
+import dataclasses
 import itertools
 
 import matplotlib
@@ -245,3 +246,49 @@ def test_tradeoff_legend_maps_every_curve_and_sits_above_the_data():
         assert legend.get_window_extent(renderer).y0 >= axes[0].get_window_extent(renderer).y1
     finally:
         plt.close("all")
+
+
+def test_a_curve_with_nothing_to_draw_is_an_error_and_unknown_keys_are_refused():
+    """convergence([h], y='gap') of a run without gaps, or of a run whose error is inf from the start, used
+    to draw empty axes silently; keys=['nope'] was accepted (drawn in matplotlib's default colour)."""
+    import dataclasses
+
+    import blockcd
+
+    p = blockcd.problems.synthetic(4, 10, 6, seed=1)
+    h = blockcd.run(p, "ibcd", m=3, tau=1, iters=20, gap=False)
+    with pytest.raises(ValueError, match=r"run 0 \(IBCD, τ = 1\) has nothing to draw as y = 'gap': its gaps "
+                                         r"were not recorded \(all NaN: the run had gap=False\)"):
+        plotting.convergence([h], y="gap")
+    inf = dataclasses.replace(h, dist2=np.full_like(h.dist2, np.inf))
+    with pytest.raises(ValueError, match="its start value is inf, not a finite number"):
+        plotting.convergence([inf])
+    with pytest.raises(ValueError, match=r"keys must name entries of blockcd.styles.STYLE, got \['nope'\]"):
+        plotting.convergence([h], keys=["nope"])
+    ax = plotting.convergence([h])
+    assert ax.convergence_ends == [20]
+    plt.close("all")
+
+
+def test_default_styles_do_not_collide_with_another_method_in_the_plot():
+    """Two IBCD runs beside one IS-SGD run: the second IBCD run was drawn in IS-SGD's orange squares; a
+    user's method (no style of its own) was drawn in IBCD's blue."""
+    import blockcd
+
+    p = blockcd.problems.synthetic(4, 10, 6, interpolating=True, cond=5, seed=1)
+    a = blockcd.run(p, "ibcd", m=3, tau=1, iters=10)
+    b = blockcd.run(p, "ibcd", m=3, tau=3, iters=10)
+    c = blockcd.run(p, "is-sgd", m=3, tau=1, iters=10)
+    ax = plotting.convergence([a, b, c])
+    looks = [(matplotlib.colors.to_hex(line.get_color()), line.get_marker()) for line in ax.lines]
+    assert len(set(looks)) == 3, looks
+    sgd = (styles.STYLE["is-sgd"]["color"], styles.STYLE["is-sgd"]["marker"])
+    assert looks[2] == sgd and all(m != sgd[1] for _, m in looks[:2]), looks
+    mine = dataclasses.replace(a, method="my-method")
+    ax = plotting.convergence([mine, b])
+    assert ax.lines[0].get_marker() != styles.STYLE["ibcd"]["marker"]
+    assert matplotlib.colors.to_hex(ax.lines[0].get_color()) != styles.STYLE["ibcd"]["color"]
+    # one method alone keeps its series, as before
+    ax = plotting.convergence([a, b])
+    assert [line.get_marker() for line in ax.lines] == [styles.SERIES_MARKERS[0], styles.SERIES_MARKERS[1]]
+    plt.close("all")

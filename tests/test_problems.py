@@ -495,3 +495,69 @@ def test_worker_i_answers_as_row_i_of_the_stacked_oracle(problem):
         np.testing.assert_allclose(w.table_average(w.derivs(x)), avg[i], rtol=1e-12, atol=1e-14)
     with pytest.raises(ValueError, match=r"i must be an integer in \[0, "):
         problem.worker(problem.n)
+
+
+@pytest.mark.parametrize("which", ["A dense", "A sparse", "b", "b list"])
+def test_complex_data_is_refused_not_cut_to_its_real_part(which):
+    """ridge(A + 1j A, b) used to keep the real part with only numpy's ComplexWarning."""
+    A, b = data(12, 4, seed=2)
+    args = {"A dense": (A + 1j * A, b), "A sparse": (sp.csr_matrix(A + 1j * A), b),
+            "b": (A, b + 1j), "b list": (A, [complex(v, 1) for v in b])}[which]
+    name = "A" if which.startswith("A") else "b"
+    with pytest.raises(TypeError, match=rf"{name} holds complex numbers \(complex128\); blockcd's problems are real"):
+        problems.ridge(*args, n_workers=2)
+    with pytest.raises(TypeError, match="holds complex numbers"):
+        problems.save_arrays("unused.npz", *args)
+
+
+def test_each_workers_L_i_takes_the_cheaper_eigenvalue_method(monkeypatch):
+    """A worker of 1,000 sparse rows: the dense eigh of its 1,000 x 1,000 Gram matrix costs k^3, Lanczos
+    about 4,000 (nnz + k) operations, 20 times less here; L_i used to take the eigh up to k = 3,000 (a
+    cubic cliff: seconds a worker at k = 2,000), and must now take Lanczos there, with the same value,
+    and the eigh for small workers."""
+    import scipy.linalg
+
+    from blockcd.problems import smoothness
+
+    A = sp.random(2000, 20000, density=0.0005, format="csr", random_state=3)
+    b = np.random.default_rng(3).standard_normal(2000)
+    p = problems.ridge(A, b, n_workers=2, split="contiguous", lam=0.1)
+    dense = np.array([scipy.linalg.eigh((p.worker(i).A @ p.worker(i).A.T).toarray(), eigvals_only=True)[-1]
+                      for i in range(2)])
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the dense eigh was taken for a 1,000-row worker")
+
+    monkeypatch.setattr(smoothness.sla, "eigh", refuse)
+    expected = dense / p.sizes + 0.1
+    np.testing.assert_allclose(p.L_i, expected, rtol=1e-10)
+    monkeypatch.undo()
+    small = problems.ridge(A[:400], b[:400], n_workers=2, split="contiguous", lam=0.1)
+    calls, eigh = [], scipy.linalg.eigh
+    monkeypatch.setattr(smoothness.sla, "eigh", lambda K, **kw: calls.append(K.shape) or eigh(K, **kw))
+    assert small.L_i.shape == (2,) and calls == [(200, 200), (200, 200)]
+
+
+def test_the_objective_does_not_depend_on_the_blas_thread_count():
+    """Workers.f summed its N = 11,055 weighted losses (phishing) with a BLAS dot, which OpenBLAS runs on
+    several threads above 10,000 entries: on a loaded machine 22 ms against 0.3 ms on one thread (most of
+    a GD iteration), and its last bits changed with the thread count (16 of 20 points).  Now one fixed-order
+    sum: the same bits on 1 and 2 threads."""
+    from threadpoolctl import threadpool_limits
+
+    p = problems.load_libsvm("phishing", n_workers=10, loss="logistic", lam=1e-3)
+    o = p.workers()
+    for s in range(10):
+        x = np.random.default_rng(s).standard_normal(p.d)
+        with threadpool_limits(limits=1):
+            one = o.f(x)
+        with threadpool_limits(limits=2):
+            two = o.f(x)
+        assert one == two, (s, one, two)
+
+
+def test_a_libsvm_path_that_does_not_exist_says_so(tmp_path):
+    with pytest.raises(ValueError, match=r"'data/nope.svm' is neither: no such file"):
+        problems.load_libsvm("data/nope.svm", n_workers=2)
+    with pytest.raises(ValueError, match=r"is neither: a directory"):
+        problems.load_libsvm(tmp_path, n_workers=2)

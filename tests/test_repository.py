@@ -130,3 +130,16 @@ def test_landing_pages_central_picture_is_chapter_1s_figure():
     assert len(png) == 1
     assert (ROOT / "book" / "images" / "central_picture.png").read_bytes() == base64.b64decode(png[0])
     assert "images/central_picture.png" in (ROOT / "book" / "intro.md").read_text()
+
+
+def test_the_torch_install_line_gets_the_cpu_build_anywhere():
+    """On Linux, PyPI's torch==2.13.0 is the CUDA build (several GB): the README installs the CPU build from
+    PyTorch's own index first, at the version pyproject pins, and pyproject no longer says the pin avoids CUDA."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    pin = re.search(r'torch = \["torch==([0-9.]+)"\]', pyproject).group(1)
+    line = f"python -m pip install torch=={pin} --index-url https://download.pytorch.org/whl/cpu"
+    assert line in readme
+    assert readme.index(line) < readme.index('python -m pip install -e ".[torch]"')
+    assert "a range lets pip pick a multi-GB CUDA build" not in pyproject
+    assert "pinned to the CPU build" not in readme

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import csv
+import json
 import math
 import subprocess
 import sys
@@ -250,3 +251,118 @@ def test_suite_in_parallel_gives_the_same_numbers():
             assert all(x[k] == y[k] or (x[k] != x[k] and y[k] != y[k]) for k in x), (a.name, x, y)  # NaN == NaN
     with pytest.raises(ValueError, match="jobs"):
         reproduce.run_suite(names, config=cfg, progress=False, jobs=0)
+
+
+# ---------------------------------------------------------------- files written whole, runs that do not mix
+def test_every_csv_records_the_run_and_the_directory_its_record(tmp_path):
+    """seed, size, version and command in every CSV and in the summary, and reproduce-run.json complete."""
+    import json
+
+    proc = cli("reproduce", "--quick", "--only", "independent-vs-shared", "--seed", "3", "--out", str(tmp_path))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    commands = {"summary.csv": "python -m blockcd reproduce --quick --only independent-vs-shared --seed 3",
+                # each experiment's CSV: the command that writes it again (the same bytes from any selection)
+                "independent_vs_shared.csv": "python -m blockcd reproduce --quick --seed 3 --only "
+                                             "independent_vs_shared"}
+    for name, command in commands.items():
+        rows = read_csv(tmp_path / name)
+        assert rows and all(r["run_seed"] == "3" and r["run_size"] == "quick" for r in rows), name
+        assert rows[0]["run_command"] == command
+        assert rows[0]["blockcd_version"] == reproduce.core.__version__
+    record = json.loads((tmp_path / "reproduce-run.json").read_text())
+    assert record["complete"] is True and record["seed"] == 3 and record["size"] == "quick"
+    assert "summary.csv" in record["files"] and "independent_vs_shared.png" in record["files"]
+    # another seed into the same directory is refused before any computation ...
+    proc = cli("reproduce", "--quick", "--only", "independent-vs-shared", "--seed", "4", "--out", str(tmp_path))
+    assert proc.returncode == 2
+    assert "holds the files of another run (seed 3)" in proc.stderr and "--replace" in proc.stderr, proc.stderr
+    assert "run/s" not in proc.stderr and "s/run" not in proc.stderr   # no bar: nothing ran
+    assert read_csv(tmp_path / "summary.csv")[0]["run_seed"] == "3"
+    # ... unless asked: then the old run's files go first and every file is the new run's
+    proc = cli("reproduce", "--quick", "--only", "independent-vs-shared", "--seed", "4", "--out", str(tmp_path),
+               "--replace")
+    assert proc.returncode == 0, proc.stderr
+    assert {r["run_seed"] for r in read_csv(tmp_path / "summary.csv")} == {"4"}
+
+
+def test_the_png_is_written_at_150_dpi_also_with_jobs(tmp_path):
+    """--jobs 2 drew the PNGs at matplotlib's 100 dpi (the book's style was set in the workers only)."""
+    import dataclasses as dc
+
+    import matplotlib
+    from PIL import Image
+
+    cfg = dc.replace(reproduce.QUICK, seeds=1, shared_ns=(4,))
+    names = ["where_it_breaks", "independent_vs_shared"]
+    with matplotlib.rc_context():
+        matplotlib.rcdefaults()   # as in a fresh `python -m blockcd reproduce --jobs 2`: no figure drawn here
+        reproduce.run_suite(names, config=cfg, seed=2, progress=False, out=tmp_path / "two", jobs=2)
+    reproduce.run_suite(names, config=cfg, seed=2, progress=False, out=tmp_path / "one")
+    for name in names:
+        one, two = Image.open(tmp_path / "one" / f"{name}.png"), Image.open(tmp_path / "two" / f"{name}.png")
+        assert one.size == two.size, name
+        assert round(two.info["dpi"][0]) == 150, two.info
+
+
+@pytest.mark.parametrize("kind", ["file", "under a file", "unwritable"])
+def test_a_bad_out_fails_before_any_computation(tmp_path, kind):
+    """An --out that cannot take the files used to fail after the whole run."""
+    import os
+
+    target = tmp_path / "x"
+    if kind == "file":
+        target.write_text("")
+        words = "is a file, not a directory"
+    elif kind == "under a file":
+        (tmp_path / "f").write_text("")
+        target = tmp_path / "f" / "out"
+        words = "cannot be created"
+    else:
+        if os.geteuid() == 0:
+            # root writes anywhere: a read-only place is the probe's job, checked on /proc here
+            target = "/proc/blockcd-out"
+            words = "cannot be created"
+        else:
+            target.mkdir()
+            target.chmod(0o500)
+            words = "not writable"
+    proc = cli("reproduce", "--quick", "--only", "independent-vs-shared", "--out", str(target))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert words in proc.stderr and "run/s" not in proc.stderr and "s/run" not in proc.stderr, proc.stderr
+    with pytest.raises(ValueError, match=words):
+        reproduce.run_suite(["ninety_nine"], out=target, progress=False)
+
+
+@pytest.mark.parametrize("seed", [str(2**64), str(2**63)])
+def test_a_seed_beyond_the_generators_range_is_a_usage_error(seed, tmp_path):
+    proc = cli("reproduce", "--quick", "--only", "ninety_nine", "--seed", seed, "--out", str(tmp_path))
+    assert proc.returncode == 2 and "seed must be integers in 0..9223372036854775807" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_ctrl_c_with_two_jobs_ends_promptly_and_leaves_no_cut_file(tmp_path):
+    """SIGINT to the process group (a terminal's Ctrl-C) while two spawned workers run: the command
+    used to take 33-80 s to end (the pool finished every queued experiment).  The guard of 20 s is a
+    hang's bound, not a timing measurement."""
+    import os
+    import signal
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-m", "blockcd", "reproduce", "--quick", "--jobs", "2", "--out",
+                             str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        time.sleep(12)   # the workers are spawned and computing
+        assert proc.poll() is None, proc.communicate()
+        os.killpg(proc.pid, signal.SIGINT)
+        t0 = time.monotonic()
+        out, err = proc.communicate(timeout=20)
+        assert time.monotonic() - t0 < 20
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    assert proc.returncode == 130, err
+    assert "interrupted" in err
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")], "a temporary file was left"
+    assert json.loads((tmp_path / "reproduce-run.json").read_text())["complete"] is False

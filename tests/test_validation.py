@@ -289,3 +289,32 @@ def test_is_asgd_rejects_a_schedule(SGD_P):
 def test_decreasing_needs_independent_sampling(SGD_P):
     with pytest.raises(ValueError, match=r"sampling must be 'independent'"):
         blockcd.run(SGD_P, "is-sgd", m=4, tau=1, step="decreasing", sampling="shared", iters=5)
+
+
+# ---------------------------------------------------------------- silent answers made errors (issue: nothing silently wrong)
+def test_a_start_whose_error_overflows_is_refused():
+    """x0 = 1e200: ||x0 - x*||^2 overflows to inf; the run used to record inf everywhere, no divergence,
+    and stop at k = 0 as 'converged' under until=."""
+    p = problems.synthetic(4, 10, 6, seed=1)
+    for kw in ({}, {"until": 1e-6}):
+        with pytest.raises(ValueError, match=r"start point's error \|\|x0 - x\*\|\|\^2 = inf is not a finite"):
+            blockcd.run(p, "ibcd", m=3, tau=1, iters=5, x0=np.full(6, 1e200), **kw)
+    with pytest.raises(ValueError, match="start point's error"):
+        blockcd.reference.run(p, "ibcd", m=3, tau=1, iters=5, x0=np.full(6, 1e200))
+
+
+@pytest.mark.parametrize("alias", ["gd", "dense", "GD"])
+def test_the_dense_aliases_refuse_tau_below_m(alias):
+    """'gd' and 'dense' name the dense method: with tau < m they used to run sparse IBCD silently."""
+    p = problems.synthetic(4, 10, 6, seed=1)
+    with pytest.raises(ValueError, match=rf"method {alias!r} is the dense method.*tau = m = 3, got tau = 2"):
+        blockcd.run(p, alias, m=3, tau=2, iters=5)
+    assert blockcd.run(p, alias, m=3, tau=3, iters=5).tau == 3
+
+
+@pytest.mark.parametrize("until", [1.0, 2.0])
+def test_until_is_a_relative_accuracy_below_one(until):
+    """until = 2 used to stop at k = 0 ('reached'): it must lie in (0, 1), as compare_runs' eps."""
+    p = problems.synthetic(4, 10, 6, seed=1)
+    with pytest.raises(ValueError, match=r"until must be in \(0, 1\)"):
+        blockcd.run(p, "ibcd", m=3, tau=1, iters=5, until=until)

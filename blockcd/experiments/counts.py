@@ -14,7 +14,7 @@ import numpy as np
 
 from .._validate import check_choice, check_float, check_int, check_seed
 from ..history import DivergenceError
-from ..methods import run
+from ..methods import quiet_unreachable, run
 
 
 def iterations_to(
@@ -55,8 +55,9 @@ def iterations_to(
                                                                          sampling=sampling)
         for b, seed in enumerate(seeds):
             try:
-                h = run(problem, method, m=m, tau=tau, step=g, iters=iters_max, seed=seed, batch=batch,
-                        sampling=sampling, until=eps)
+                with quiet_unreachable():  # an unreached accuracy is counted as nan below
+                    h = run(problem, method, m=m, tau=tau, step=g, iters=iters_max, seed=seed, batch=batch,
+                            sampling=sampling, until=eps)
             except DivergenceError:
                 if diverged == "raise":
                     raise

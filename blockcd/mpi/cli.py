@@ -186,6 +186,18 @@ class _Parser(argparse.ArgumentParser):
             super()._print_message(message, file)
 
 
+class _Defaults(argparse.HelpFormatter):
+    """``--help`` shows each flag's default where it has one (not for None, False or an empty list)."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        default = action.default
+        if not (default is None or default is False or default == [] or default == argparse.SUPPRESS
+                or "%(default)" in text):
+            text += " (default: %(default)s)"
+        return text
+
+
 def _fail_at(text: str):
     parts = text.split(":")
     try:
@@ -220,7 +232,7 @@ def _slow(text: str):
 
 def _parser(show: bool = True) -> argparse.ArgumentParser:
     p = _Parser(
-        prog="mpiexec -n K python -m blockcd.mpi",
+        prog="mpiexec -n K python -m blockcd.mpi", formatter_class=_Defaults,
         description="Run a method of blockcd on MPI: rank 0 is the master, ranks 1..K-1 the n = K-1 "
         "workers. Method arguments are those of blockcd.run.",
     )
@@ -266,8 +278,9 @@ def _parser(show: bool = True) -> argparse.ArgumentParser:
     o = p.add_argument_group("output and faults")
     o.add_argument("--out", default=None, help="history file to write (.npz), readable by blockcd.History.load")
     o.add_argument("--quiet", action="store_true", help="do not print the summary line")
-    o.add_argument("--timeout", type=float, default=0.0,
-                   help="abort the job when one iteration takes longer than this many seconds (0: never)")
+    o.add_argument("--timeout", type=float, default=None,
+                   help="abort the job, naming the rank and iteration, when one iteration takes longer than this "
+                   "many seconds (0: never; default: 100 times the slowest round so far, at least 120 s)")
     o.add_argument("--fail-at", type=_fail_at, default=None, metavar="RANK:ITER[:raise|hang]",
                    help="for testing the fault handling: make RANK raise (or hang) at iteration ITER")
     o.add_argument("--slow", type=_slow, action="append", default=[], metavar="RANK:SECONDS",
@@ -288,7 +301,7 @@ class _Config:
     problem_options: dict
     out: Path | None
     quiet: bool
-    timeout: float
+    timeout: float | None
     fail_at: tuple | None
     slow: dict
     max_delay: int | None
@@ -303,10 +316,33 @@ class _Config:
         return getattr(self.run, name)
 
 
+def _as_flag(exc: Exception, parser: argparse.ArgumentParser, **names: str) -> Exception:
+    """``exc`` with a leading Python argument name (``lam must be >= 0``) written as its flag (``--lam``)."""
+    import re
+
+    flags = {a.dest: a.option_strings[0] for a in parser._actions if a.option_strings}
+    flags.update(names)
+    text = str(exc)
+    match = re.match(r"([a-z][a-z_0-9]*)(?= (must|does|is|applies|holds|takes|needs))", text)
+    if match and match.group(1) in flags:
+        text = flags[match.group(1)] + text[match.end():]
+        return type(exc)(text) if isinstance(exc, UsageError) else UsageError(text)
+    return exc
+
+
 def configure(argv: Sequence[str], ranks: int, show: bool = True, rank: int | None = None):
     """Parse and check the command line and build the problem: the same on every rank, no messages
-    (``--problem arrays``: a worker ``rank`` reads only its own rows)."""
-    a = _parser(show).parse_args(list(argv))
+    (``--problem arrays``: a worker ``rank`` reads only its own rows).  An error that names a Python
+    argument names its flag instead (``--lam``)."""
+    parser = _parser(show)
+    try:
+        return _configure(parser, argv, ranks, show, rank)
+    except (ValueError, TypeError) as exc:
+        raise _as_flag(exc, parser) from None
+
+
+def _configure(parser, argv, ranks, show, rank):
+    a = parser.parse_args(list(argv))
     if ranks < 2:
         raise UsageError(
             f"needs at least 2 MPI ranks (one master, one worker), got {ranks}; "
@@ -320,7 +356,10 @@ def configure(argv: Sequence[str], ranks: int, show: bool = True, rank: int | No
     where = f"reading {a.path}" if a.path is not None else f"building the {a.problem} problem"
     with progress(f"{where} ({'every rank' if not own else 'each worker its rows, the master all'})",
                   show and not a.quiet):
-        problem = build_problem(a.problem, n, **own, **options)
+        try:
+            problem = build_problem(a.problem, n, **own, **options)
+        except (ValueError, TypeError) as exc:  # the builder's seed is the data's
+            raise _as_flag(exc, parser, seed="--data-seed") from None
     d = problem.d
     # a rule of the user's, by its module path: every rank imports it (usermethod)
     method = usermethod.load_method(a.method) if usermethod.is_path(a.method) else a.method
@@ -333,7 +372,7 @@ def configure(argv: Sequence[str], ranks: int, show: bool = True, rank: int | No
     if s.sampling == "importance":
         raise UsageError("--sampling importance (coordinate descent's variable-size block sets) runs in the "
                          "simulator and the reference only; the MPI ranks take 'cd' with --sampling shared")
-    timeout = check_float("timeout", a.timeout, nonnegative=True)
+    timeout = None if a.timeout is None else check_float("--timeout", a.timeout, nonnegative=True)
     if a.x0 is None:
         x0 = np.zeros(d)
     else:

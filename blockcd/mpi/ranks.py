@@ -19,7 +19,7 @@ import numpy as np
 from .. import theory
 from ..messages import Selection, add_sent
 from ..rules import Received
-from . import arrivals
+from . import agree, arrivals
 from .cli import EXIT_FAILED, EXIT_USAGE, UsageError, configure, progress
 from .job import Clock, Watchdog, abort, inject, save, say, summary
 from .wire import TAG_INDICES, TAG_VALUES, pack_indices, unpack_chosen, unpack_indices
@@ -37,7 +37,9 @@ def _worker(comm, cfg, own, parts, watchdog, fail, slow=0.0):
     clock = Clock(cfg.iters)
     for k in range(cfg.iters):
         watchdog.tick(k)
+        watchdog.waiting = "the master's point (rank 0)"
         comm.Bcast(x, root=0)
+        watchdog.waiting = None
         clock.lap(clock.comm, k)
         if fail is not None and fail[1] == k:
             inject(fail)
@@ -116,6 +118,18 @@ def _receive_own(comm, n, blocks):
 
 
 
+def _wait_all(reqs, statuses, senders, watchdog) -> None:
+    """``Waitall``, one request after the other, telling the watchdog whose message it waits for (named if
+    it fires: a worker that has not sent)."""
+    for j, r in enumerate(reqs):
+        watchdog.waiting = f"worker {senders[j] + 1} (rank {senders[j] + 1})"
+        if statuses is None:
+            r.Wait()
+        else:
+            r.Wait(statuses[j])
+    watchdog.waiting = None
+
+
 def _master_setup(problem, cfg):
     """The step (theory's by default); raises ValueError if none applies (or, for IS-ASGD, eta > 1/L)."""
     step = cfg.step
@@ -190,14 +204,15 @@ def _master(comm, cfg, s, watchdog, fail):
             rec.sent(k, mask)
         else:
             if cfg.send_indices and not dense:
-                MPI.Request.Waitall([comm.Irecv(idx_bufs[i], source=i + 1, tag=TAG_INDICES) for i in range(n)])
+                _wait_all([comm.Irecv(idx_bufs[i], source=i + 1, tag=TAG_INDICES) for i in range(n)], None,
+                          list(range(n)), watchdog)
                 clock.lap(clock.comm, k)
                 coords = [blocks.coords(unpack_indices(idx_bufs[i], cfg.tau, cfg.m)) for i in range(n)]
                 clock.lap(clock.compute, k)
             bufs = [np.empty(d if c is None else c.size) for c in coords]
             statuses = [MPI.Status() for _ in bufs]
             reqs = [comm.Irecv(b, source=i + 1, tag=TAG_VALUES) for i, b in zip(senders, bufs)]
-            MPI.Request.Waitall(reqs, statuses)
+            _wait_all(reqs, statuses, list(senders), watchdog)
             clock.lap(clock.comm, k)
             for i, st, b in zip(senders, statuses, bufs):
                 if st.Get_count(MPI.DOUBLE) != b.size:
@@ -236,6 +251,30 @@ def _history(cfg, rec, x, up_rounds, down):
 
 
 
+def _disagree(comm, rank, cfg, mine) -> bool:
+    """Compare every rank's arguments and rows at the master (:mod:`blockcd.mpi.agree`); True, on every
+    rank, if they differ (the master has then said how, naming the ranks)."""
+    described = agree.exchange(comm, mine)
+    verdict = np.zeros(1, dtype=np.int64)
+    if rank == 0:
+        problem, cache = cfg.run.problem, {}
+
+        def expected(i):
+            key = 0 if problem.split == "identical" else i  # every worker holds the same rows
+            if key not in cache:
+                cache[key] = agree.data_digest(problem.worker(i))
+            return cache[key]
+
+        lines = agree.compare(described[0], described[1:], expected)
+        if lines:
+            print("blockcd.mpi: error: the ranks disagree, so the job would compute a wrong result or hang:\n  "
+                  + "\n  ".join(lines[:20]) + (f"\n  ... and {len(lines) - 20} more" if len(lines) > 20 else "")
+                  + "\n(give every rank the same arguments and the same data)", file=sys.stderr, flush=True)
+        verdict[0] = bool(lines)
+    comm.Bcast(verdict, root=0)
+    return bool(verdict[0])
+
+
 def _run(comm, argv):
     from mpi4py import MPI
 
@@ -250,6 +289,11 @@ def _run(comm, argv):
         return exc.code or 0
     except (UsageError, ValueError, TypeError, OSError) as exc:  # OSError: a data or --x0 file
         error = exc
+    # what this rank will run (the arguments and, on a worker, its rows), before the master sets the step
+    own = None
+    if error is None:
+        own = cfg.run.problem.worker(rank - 1) if rank else None  # a worker's own rows, kept below
+        mine = agree.describe(cfg, own)
     # 2. the master's checks that need the whole problem (the theory's step, IS-ASGD's eta <= 1/L)
     if rank == 0 and error is None:
         try:
@@ -268,14 +312,18 @@ def _run(comm, argv):
             hint = " (see --help)" if isinstance(error, UsageError) else ""
             print(f"blockcd.mpi: error: {where}{error}{hint}", file=sys.stderr, flush=True)
         return EXIT_USAGE
+    # 4. the ranks agree: the same arguments everywhere, and each worker the rows the master expects
+    t_agree = time.perf_counter()
+    if _disagree(comm, rank, cfg, mine):
+        return EXIT_USAGE
+    t_agree = time.perf_counter() - t_agree
     fail = cfg.fail_at if cfg.fail_at is not None and cfg.fail_at[0] == rank else None
     if rank != 0:
         # a worker keeps its own rows and drops the rest of the problem
         s = cfg.run
-        own = s.problem.worker(rank - 1)
         parts = (s.method.rule, s.blocks, s.sampler(), s.minibatches())
         s.problem = None
-    watchdog = Watchdog(comm, rank, role, cfg.timeout)
+    watchdog = Watchdog(comm, rank, role, cfg.timeout, patient=rank != 0 and not cfg.run.method.asynchronous)
     slow = cfg.slow.get(rank, 0.0)
     comm.Barrier()
     t_setup = time.perf_counter() - t_start
@@ -311,6 +359,7 @@ def _run(comm, argv):
             "hosts": hosts,
             "mpi_library": MPI.Get_library_version().strip().splitlines()[0],
             "setup_seconds": table[:, 3 * it].tolist(),
+            "agree_seconds": t_agree,
             "wall_seconds": table[:, 3 * it + 1].tolist(),
         }
         save(cfg.out, hist, {

@@ -197,8 +197,9 @@ def read_libsvm(source, *, n_features: int | None = None):
     path = Path(source)
     if not path.is_file():
         names = ", ".join(PAPER_DATASETS)
+        what = "a directory" if path.is_dir() else "no such file" if not path.exists() else "not a regular file"
         raise ValueError(f"path must be a LIBSVM file or one of the bundled sets ({names}); "
-                         f"{str(path)!r} is neither")
+                         f"{str(path)!r} is neither: {what}")
     opener = _opener(path)
     try:
         with opener(path, "rb") as fh:

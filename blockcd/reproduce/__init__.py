@@ -74,6 +74,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from .._validate import check_float, check_int, check_seed
+from . import outdir
 from .breaks import where_it_breaks
 from .claims import independent_vs_shared, iterations_vs_tau, ninety_nine, real_data
 from .core import (
@@ -153,7 +154,8 @@ def experiment_name(name: str) -> str:
 
 
 def run_suite(names: Sequence[str] | None = None, *, config="quick", out=None, seed: int = 0,
-              tolerance: float = TOLERANCE, progress: bool = True, jobs: int = 1) -> list:
+              tolerance: float = TOLERANCE, progress: bool = True, jobs: int = 1, replace: bool = False,
+              command: str | None = None) -> list:
     """Run the experiments ``names`` (all by default) and write their files to ``out``.
 
     Parameters
@@ -166,6 +168,10 @@ def run_suite(names: Sequence[str] | None = None, *, config="quick", out=None, s
     progress : show a tqdm bar over the runs (on stderr)
     jobs : int >= 1, the experiments run in this many processes at once (each single-threaded); the
         numbers are the same as with ``jobs=1``: each experiment is seeded by ``seed`` alone
+    replace : bool, let the run replace the files of another run in ``out`` (:mod:`blockcd.reproduce.outdir`:
+        ``out`` is checked before any computation, each file written whole, and every CSV and the record
+        ``reproduce-run.json`` name the run's seed, size, version and ``command``)
+    command : str or None, the command recorded (the command line's, without ``--out``)
 
     Returns
     -------
@@ -179,6 +185,10 @@ def run_suite(names: Sequence[str] | None = None, *, config="quick", out=None, s
     seed = check_seed("seed", seed)
     tolerance = check_float("tolerance", tolerance, positive=True)
     jobs = check_int("jobs", jobs, 1)
+    info = outdir.stamp("suite", cfg.name, seed, command)
+    if out is not None:  # before any computation: a bad --out fails now, not after the run
+        out = outdir.prepare(out, info, [f"{k}.{e}" for k in keys for e in ("png", "pdf", "csv")] + ["summary.csv"],
+                             replace=replace)
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -200,10 +210,13 @@ def run_suite(names: Sequence[str] | None = None, *, config="quick", out=None, s
         if bar is not None:
             bar.close()
     if out is not None:
+        files = []
         for res in results:
-            res.write(out)
+            extra = [] if tolerance == TOLERANCE else [f"--tolerance {tolerance:g}"]
+            files += res.write(out, outdir.for_file(info, f"--only {res.name}", *extra))
             plt.close(res.figure)
-        write_csv(Path(out) / "summary.csv", [r for res in results for r in res.checks])
+        files.append(write_csv(Path(out) / "summary.csv", [r for res in results for r in res.checks], info))
+        outdir.finish(out, info, files)
     return results
 
 
@@ -213,11 +226,12 @@ def _one_experiment(args):
     return EXPERIMENTS[key](config, seed=seed, progress=None, tolerance=tolerance)
 
 
-def main_reproduce(names, *, config, out, seed, tolerance, jobs: int = 1) -> int:
+def main_reproduce(names, *, config, out, seed, tolerance, jobs: int = 1, replace: bool = False,
+                   command: str | None = None) -> int:
     """The body of ``python -m blockcd reproduce``: run, print the summary, return the exit status."""
     t0 = time.perf_counter()
     results = run_suite(names, config=config, out=out, seed=seed, tolerance=tolerance, progress=True,
-                        jobs=jobs)
+                        jobs=jobs, replace=replace, command=command)
     wall = time.perf_counter() - t0
     print(summary_table(results))
     checks = [r for res in results for r in res.checks]

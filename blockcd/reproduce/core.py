@@ -7,7 +7,6 @@ the command line are :mod:`blockcd.reproduce`.
 from __future__ import annotations
 
 import csv
-import functools
 import math
 import sys
 from collections.abc import Iterable, Sequence
@@ -19,6 +18,7 @@ import numpy as np
 from .. import __version__, plotting, registry, theory
 from .._validate import check_choice, check_float, check_seed
 from ..experiments import iterations_to, tuned_step
+from .pool import one_thread, spawn_map  # noqa: F401  (the suite's and the paper's)
 
 #: multiples of the theory step tried when tuning (powers of 2)
 _SCALES = (2, 4, 8, 16, 32, 64)
@@ -156,8 +156,13 @@ class Result:
             columns = ("problem", "method", "tau", "measured", "range", "theory", "error", "check")
         return summary_table([self], checks_only=checks_only, columns=columns)
 
-    def write(self, out) -> list:
-        """Write ``<name>.png``, ``<name>.pdf``, ``<name>.csv`` (and one CSV per extra table) to ``out``."""
+    def write(self, out, info: dict | None = None) -> list:
+        """Write ``<name>.png``, ``<name>.pdf``, ``<name>.csv`` (and one CSV per extra table) to ``out``, each
+        whole (a temporary name, then renamed); ``info`` (:func:`blockcd.reproduce.outdir.stamp`): the run's
+        seed, size, version and command, recorded in every CSV.  The PNG at the book's 150 dpi."""
+        from ..styles import RC_PARAMS
+        from .outdir import write_atomic
+
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
         paths = []
@@ -166,11 +171,12 @@ class Result:
                 p = out / f"{self.name}.{ext}"
                 # no creation date in the PDF, so a file depends on the data only
                 meta = {"CreationDate": None} if ext == "pdf" else {"Software": None}
-                self.figure.savefig(p, bbox_inches="tight", metadata=meta)
+                write_atomic(p, draw=lambda tmp, ext=ext, meta=meta: self.figure.savefig(
+                    tmp, format=ext, bbox_inches="tight", metadata=meta, dpi=RC_PARAMS["savefig.dpi"]))
                 paths.append(p)
-        paths.append(write_csv(out / f"{self.name}.csv", self.rows))
+        paths.append(write_csv(out / f"{self.name}.csv", self.rows, info))
         for key, rows in self.tables.items():
-            paths.append(write_csv(out / f"{self.name}_{key}.csv", rows))
+            paths.append(write_csv(out / f"{self.name}_{key}.csv", rows, info))
         return paths
 
 
@@ -212,17 +218,28 @@ def _fmt(v) -> str:
     return "" if v is None else str(v)
 
 
-def write_csv(path: Path, rows: Sequence[dict]) -> Path:
+#: the columns every CSV of a run ends with (:func:`write_csv` with ``info``), then ``blockcd_version``
+RUN_COLUMNS = ("run_seed", "run_size", "run_command")
+
+
+def write_csv(path: Path, rows: Sequence[dict], info: dict | None = None) -> Path:
+    """Write ``rows`` to ``path`` whole (a temporary name, then renamed).  The last column names the version
+    that wrote the file (CHANGELOG.md); with ``info`` (:func:`blockcd.reproduce.outdir.stamp`) the run's seed,
+    size and command come before it, on every row."""
+    import io
+
+    from .outdir import write_atomic
+
     keys = list(COLUMNS) if rows and "experiment" in rows[0] else []
     for r in rows:
         keys += [k for k in r if k not in keys]
-    # the last column names the version that wrote the file (CHANGELOG.md)
-    with open(path, "w", newline="") as fh:
-        w = csv.writer(fh, lineterminator="\n")
-        w.writerow([*keys, "blockcd_version"])
-        for r in rows:
-            w.writerow([*(_fmt(r.get(k)) for k in keys), __version__])
-    return path
+    run = [] if info is None else [str(info["seed"]), str(info["size"]), str(info["command"])]
+    fh = io.StringIO(newline="")
+    w = csv.writer(fh, lineterminator="\n")
+    w.writerow([*keys, *(RUN_COLUMNS if info is not None else ()), "blockcd_version"])
+    for r in rows:
+        w.writerow([*(_fmt(r.get(k)) for k in keys), *run, __version__])
+    return write_atomic(path, fh.getvalue())
 
 
 #: the columns of :func:`summary_table`
@@ -383,34 +400,6 @@ class Runner:
         }
         r.update(extra)
         return r
-
-
-def one_thread(fn):
-    """Run an experiment with one BLAS thread: its products are small, and more threads only contend."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        from threadpoolctl import threadpool_limits
-
-        with threadpool_limits(limits=1, user_api="blas"):
-            return fn(*args, **kwargs)
-
-    return wrapper
-
-
-def spawn_map(fn, items: Sequence, jobs: int):
-    """``fn(item)`` for each of ``items``, in their order, in ``min(jobs, len(items))`` spawned processes.
-
-    A generator: each result comes as soon as it and every result before it are done.  ``fn`` must
-    be a module-level function (spawned workers import it); ``run_suite`` and ``run_paper`` run
-    their experiments through it with ``jobs > 1``.
-    """
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    with ProcessPoolExecutor(max_workers=min(jobs, len(items)),
-                             mp_context=multiprocessing.get_context("spawn")) as pool:
-        yield from pool.map(fn, items)
 
 
 def predicted(problem, method, m, tau, eps, *, batch=None):

@@ -79,6 +79,7 @@ from .._validate import check_choice, check_int, check_seed
 from ..history import DivergenceError
 from ..methods import run
 from . import figures, figures_vr
+from . import outdir
 from .core import Data, Result, one_thread, spawn_map, write_csv
 from .figures import SURPRISES, cd_one_block
 from .players import player, scrubber
@@ -300,7 +301,8 @@ def _figures(figures) -> list:
 
 @one_thread
 def run_paper(figures=None, *, config="quick", out=None, seed: int = 0, seeds: int | None = None,
-              libsvm_dir=None, progress: bool = False, jobs: int = 1) -> list:
+              libsvm_dir=None, progress: bool = False, jobs: int = 1, replace: bool = False,
+              command: str | None = None) -> list:
     """Regenerate the paper's figures ``figures`` (all twelve by default) and write their files to ``out``.
 
     Parameters
@@ -315,6 +317,8 @@ def run_paper(figures=None, *, config="quick", out=None, seed: int = 0, seeds: i
     progress : a tqdm bar over the runs (on stderr; over the figures when ``jobs > 1``)
     jobs : int >= 1, the figures run in this many processes at once (each single-threaded); the numbers
         are the same as with ``jobs=1``, bit for bit: each figure's runs are seeded by ``seed`` alone
+    replace, command : as :func:`blockcd.reproduce.run_suite` (``out`` checked before any computation, files
+        written whole, the run recorded in every CSV and in ``reproduce-run.json``)
 
     Returns
     -------
@@ -331,6 +335,10 @@ def run_paper(figures=None, *, config="quick", out=None, seed: int = 0, seeds: i
     wanted = _figures(figures)
     jobs = check_int("jobs", jobs, 1)
     sources = list(dict.fromkeys(SAME.get(f, f) for f in wanted))
+    info = outdir.stamp("paper", cfg.name, seed, command)
+    if out is not None:  # before any computation: a bad --out fails now, not hours later
+        out = outdir.prepare(out, info, [f"fig{f:02d}.{e}" for f in wanted for e in ("png", "pdf", "csv")]
+                             + ["paper_summary.csv"], replace=replace)
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -356,9 +364,13 @@ def run_paper(figures=None, *, config="quick", out=None, seed: int = 0, seeds: i
             res = Result(f"fig{f:02d}", rows, res.figure)
         results.append(res)
     if out is not None:
+        files = []
         for res in results:
-            res.write(out)
-        write_csv(Path(out) / "paper_summary.csv", [r for res in results for r in res.checks])
+            extra = ([f"--seeds {seeds}"] if seeds is not None else []) + (
+                [f"--libsvm-dir {libsvm_dir}"] if libsvm_dir is not None else [])
+            files += res.write(out, outdir.for_file(info, f"--figures {int(res.name[3:])}", *extra))
+        files.append(write_csv(Path(out) / "paper_summary.csv", [r for res in results for r in res.checks], info))
+        outdir.finish(out, info, files)
         for res in {id(r.figure): r for r in results}.values():
             plt.close(res.figure)
     return results
@@ -425,7 +437,8 @@ def describe(row: dict) -> str:
     return f"{row['data']}, {where}{row['quantity']} = {row['measured']:.3g}{band}, {how}{verdict}"
 
 
-def main_paper(*, quick: bool, out, seed: int, seeds, libsvm_dir, figures=None, jobs: int = 1) -> int:
+def main_paper(*, quick: bool, out, seed: int, seeds, libsvm_dir, figures=None, jobs: int = 1,
+               replace: bool = False, command: str | None = None) -> int:
     """The body of ``python -m blockcd reproduce --paper``: run, print each claim and verdict, return the status."""
     cfg = PAPER_QUICK if quick else PAPER_FULL
     where = "the copies shipped with blockcd" if libsvm_dir is None else str(libsvm_dir)
@@ -433,7 +446,7 @@ def main_paper(*, quick: bool, out, seed: int, seeds, libsvm_dir, figures=None, 
           file=sys.stderr)
     t0 = time.perf_counter()
     results = run_paper(figures, config=cfg, out=out, seed=seed, seeds=seeds, libsvm_dir=libsvm_dir,
-                        progress=True, jobs=jobs)
+                        progress=True, jobs=jobs, replace=replace, command=command)
     wall = time.perf_counter() - t0
     for res in results:
         claims = dict.fromkeys(r["claim"] for r in res.checks)

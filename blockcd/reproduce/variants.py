@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from .. import plotting, problems, theory
-from ..methods import run
+from ..methods import quiet_unreachable, run
 from .core import (
     PLANS,
     TOLERANCE,
@@ -45,7 +45,8 @@ def _counts(R, problem, method, m, tau, eps, *, seeds=None, step=None, iters_max
     seeds = R.seeds if seeds is None else seeds
     K, first = np.full(len(seeds), np.nan), None
     for j, s in enumerate(seeds):
-        h = run(problem, method, m=m, tau=tau, step=step, iters=iters_max, seed=s, until=eps)
+        with quiet_unreachable():  # an unreached accuracy is counted as nan
+            h = run(problem, method, m=m, tau=tau, step=step, iters=iters_max, seed=s, until=eps)
         k = h.iters_to(eps)
         K[j] = np.nan if k is None else k
         first = h if first is None else first
