@@ -103,6 +103,15 @@ PREAMBLE = r"""
 %% new page unless a few lines of its body fit under it
 \AddToHook{env/sphinxadmonition/before}{\Needspace{6\baselineskip}}
 \usepackage{needspace}
+%% table columns of set widths (\X, the split and the long tables below) are set ragged right:
+%% justified narrow columns left wide gaps between words
+\makeatletter
+\newcolumntype{\X}[2]{>{\raggedright\arraybackslash}p{\dimexpr
+      (\linewidth-\spx@arrayrulewidth)*#1/#2-\tw@\tabcolsep-\spx@arrayrulewidth\relax}}
+\makeatother
+%% a long table continued on the next page says so without a number: the book numbers no table
+\protected\def\sphinxtablecontinued#1{\textsf{\begingroup\def\tablename{}\def\thetable{}\def\ {}%
+  \def\textendash{\unskip}#1\endgroup}}
 %% the MathJax macros of _config.yml
 """
 
@@ -283,12 +292,17 @@ def _split_wide_tables(doctree):
 LONG_TABLE_ROWS = 20
 
 
+#: the notation page's tables (first header "symbol"): one layout for all, the symbol column wide
+#: enough for its longest formula
+SYMBOL_TABLE = (27, 49, 24)
+
+
 def _fit_long_tables(doctree):
     """Give a long table without set widths columns that wrap, from its cells' text.
 
     Each column's share is the square root of its cells' mean length in characters (a column
-    of long meanings gets more, but not all, of the line), at least 14%; the notation page's
-    tables are the ones that need it."""
+    of long meanings gets more, but not all, of the line), at least 14%. The notation page's
+    tables (a header "symbol") share :data:`SYMBOL_TABLE`'s widths, whatever their length."""
     for table in list(doctree.findall(nodes.table)):
         if "colwidths-given" in table["classes"]:
             continue
@@ -296,7 +310,12 @@ def _fit_long_tables(doctree):
         if tgroup is None:
             continue
         rows = _rows(tgroup)
-        if len(rows) <= LONG_TABLE_ROWS or any(len(row.children) != tgroup["cols"] for row in rows):
+        if any(len(row.children) != tgroup["cols"] for row in rows):
+            continue
+        if tgroup["cols"] == len(SYMBOL_TABLE) and rows and rows[0].children[0].astext().strip() == "symbol":
+            _set_widths(table, SYMBOL_TABLE)
+            continue
+        if len(rows) <= LONG_TABLE_ROWS:
             continue
         means = [sum(len(row.children[i].astext()) for row in rows) / len(rows) for i in range(tgroup["cols"])]
         weights = [max(m, 1.0) ** 0.5 for m in means]
