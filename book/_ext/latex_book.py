@@ -21,6 +21,11 @@ For the LaTeX builder only:
    edition it is in (``{only}``).
 6. Domain indices other than the Python module index are left out (the proof index would list
    raw labels).
+7. Tables fit the page: one wider than :data:`MAX_COLUMNS` columns is split into narrower ones
+   that repeat its first column, a long one and the notation page's get columns that wrap (ragged
+   right), and all of them can break across pages. The landing page is a chapter with its title,
+   the bibliography page one chapter (not two), a box's title is not left alone at a page's foot,
+   and the back of the title page gives the copyright, the licences and where to report a mistake.
 
 For every builder: the package version and the build date (``SOURCE_DATE_EPOCH`` if set, else
 today, UTC) are the Sphinx ``version``/``release``, shown in every HTML page's footer and on the
@@ -131,8 +136,20 @@ def _config_inited(app, config):
     theme["extra_footer"] = (theme.get("extra_footer") or "") + f'<p class="blockcd-version">{footer}</p>'
     config.html_theme_options = theme
     elements = config.latex_elements
-    elements["preamble"] = elements.get("preamble", "") + PREAMBLE + _macros(config) + "\n"
+    elements["preamble"] = elements.get("preamble", "") + PREAMBLE + _macros(config) + "\n" + _back_of_title(config)
     config.latex_domain_indices = ["py-modindex"]
+
+
+def _back_of_title(config) -> str:
+    """The back of the PDF's title page: copyright, the licences and where to report a mistake."""
+    from blockcd import __url__
+
+    return (r"\def\sphinxbackoftitlepage{\vspace*{\fill}\begingroup\small\noindent" "\n"
+            rf"Copyright \copyright{{}} {config.copyright} {config.author}. The text and figures are"
+            r" licensed under Creative Commons Attribution 4.0 (CC BY 4.0), the code under the MIT licence;"
+            r" see “Licence and citation” in the introduction.\par\medskip\noindent" "\n"
+            rf"Report a mistake at \url{{{__url__}/issues}}, naming the release printed on the title page."
+            r"\par\endgroup}" "\n")
 
 
 #: ``BLOCKCD_EXECUTE``: how the HTML build treats the chapters (myst-nb's execution modes)
