@@ -63,3 +63,18 @@ def test_a_long_table_gets_widths_from_its_text():
     assert "longtable" in table["classes"] and "colwidths-given" in table["classes"]
     assert widths[1] > widths[0] and widths[1] > widths[2] and min(widths) >= 13, widths
     assert abs(sum(widths) - 100) <= 2
+
+
+def test_a_proof_is_running_text_ending_in_a_square():
+    # sphinx-proof: an admonition of class "proof" without a title, "Proof. " before its first line
+    doc = publish_doctree(".. admonition:: x\n\n   y\n", settings_overrides={"report_level": 5})
+    proof = nodes.admonition("", nodes.paragraph("", "Proof. It holds."), nodes.math_block("", "a = b"),
+                             classes=["proof", "proof"])
+    theorem = nodes.admonition("", nodes.title("", "Theorem 1"), nodes.paragraph("", "A claim."),
+                               classes=["theorem"])
+    doc += [theorem, proof]
+    latex_book._unbox_proofs(doc)
+    assert [a["classes"] for a in doc.findall(nodes.admonition)] == [["admonition-x"], ["theorem"]]
+    (body,) = [c for c in doc.findall(nodes.container) if "blockcd-proof" in c["classes"]]
+    assert body.astext().startswith("Proof. It holds.") and isinstance(body[1], nodes.math_block)
+    assert isinstance(body[-1], nodes.raw) and "square" in body[-1].astext()

@@ -203,6 +203,7 @@ def _doctree_resolved(app, doctree, docname):
         if not instructor():
             _remove_solutions(doctree)
         _title_the_landing_page(app, doctree)
+        _unbox_proofs(doctree)
         _number_as_html(app, doctree)
         _split_wide_tables(doctree)
         _fit_long_tables(doctree)
@@ -218,6 +219,19 @@ def _doctree_resolved(app, doctree, docname):
 def _remove_solutions(doctree):
     for node in list(doctree.findall(_is_solution)):
         node.parent.remove(node)
+
+
+def _unbox_proofs(doctree):
+    """A proof is set as running text ending in a square, as in a printed textbook, not as a box.
+
+    sphinx-proof makes a proof an admonition without a title; Sphinx's LaTeX then opened a box whose
+    heading was an empty bar, which could be left alone at a page's foot, and a long proof split
+    across pages could run below the last line of the page."""
+    for admonition in list(doctree.findall(nodes.admonition)):
+        if "proof" in admonition["classes"] and not any(isinstance(c, nodes.title) for c in admonition.children):
+            body = nodes.container("", *admonition.children, classes=["blockcd-proof"])
+            body += nodes.raw("", "\\par\\nobreak\\hfill\\(\\square\\)\\par\n", format="latex")
+            admonition.replace_self(body)
 
 
 def _title_the_landing_page(app, doctree):
