@@ -190,6 +190,24 @@ def reading_order_text() -> str:
                                      text=True).stdout)
 
 
+def printed(phrase: str, body: str) -> bool:
+    """Whether the PDF's text has the phrase: as it stands, or, for four words or more, its words in
+    order with at most six other words between two of them, or in two parts of at least two words
+    each. pdftotext reads a line that holds a fraction in the order of the fraction's lines, and a
+    table cell's lines in the order of the cells beside them: "at the" and "extrapolated point"
+    come out apart."""
+    phrase = normalised(phrase)
+    if phrase in body:
+        return True
+    words = phrase.split()
+    if len(words) < 4:
+        return False
+    gap = r"(?:\s+\S+){0,6}?\s+"
+    if re.search(gap.join(re.escape(w) for w in words), body):
+        return True
+    return any(" ".join(words[:k]) in body and " ".join(words[k:]) in body for k in range(2, len(words) - 1))
+
+
 def cell_phrases(cell_html: str) -> list[str]:
     """The runs of at least three plain words in a table cell (maths and punctuation split them),
     each cut to its first six words: what the PDF must print too."""
@@ -215,6 +233,14 @@ def html_table_rows() -> dict[str, list[list[str]]]:
     return rows
 
 
+def test_printed_tolerates_a_fraction_between_words_but_not_a_missing_word():
+    body = normalised("the step 1 2L(tau) at the 1 n extrapolated point y, and more")
+    assert printed("at the extrapolated point", body)
+    assert not printed("at the interpolated point", body)
+    assert printed("at the extrapolated point", normalised("P(y) at the\nother cell\n" * 20 + "extrapolated point y"))
+    assert not printed("the extrapolated", "the x extrapolated")  # short phrases only as they stand
+
+
 def test_cell_phrases():
     cell = '<td><p>\\(L\\) smoothness constant of \\(f\\), (largest eigenvalue of its Hessian)</p></td>'
     assert cell_phrases(cell) == ["smoothness constant of", "largest eigenvalue of its Hessian"]
@@ -225,7 +251,7 @@ def test_the_reference_tables_have_all_their_rows(page):
     rows = html_table_rows()[page]
     assert len(rows) >= {"results": 10, "notation": 60}[page], len(rows)
     body = reading_order_text()
-    missing = [p for row in rows for p in row if normalised(p) not in body]
+    missing = [p for row in rows for p in row if not printed(p, body)]
     assert not missing, f"{len(missing)} cells of {page}'s tables are not in the PDF: {missing[:6]}"
 
 
@@ -233,5 +259,5 @@ def test_every_table_row_of_the_html_is_in_the_pdf():
     body = reading_order_text()
     rows = [(name, row) for name, page_rows in html_table_rows().items() for row in page_rows]
     assert len(rows) >= 150, len(rows)
-    missing = [(name, row[0]) for name, row in rows if row and not any(normalised(p) in body for p in row)]
+    missing = [(name, row[0]) for name, row in rows if row and not any(printed(p, body) for p in row)]
     assert not missing, f"{len(missing)} table rows of the HTML are not in the PDF: {missing[:6]}"
