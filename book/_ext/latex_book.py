@@ -108,8 +108,9 @@ PREAMBLE = r"""
 %% new page unless a few lines of its body fit under it
 \AddToHook{env/sphinxadmonition/before}{\Needspace{6\baselineskip}}
 \usepackage{needspace}
-%% table columns of set widths (\X, the split and the long tables below) are set ragged right:
-%% justified narrow columns left wide gaps between words
+%% table columns are set ragged right, those of set widths (\X: the split, long and notation tables)
+%% and tabulary's (T, Sphinx's justified J until now): justified narrow columns left wide gaps
+\newcolumntype{T}{L}
 \makeatletter
 \newcolumntype{\X}[2]{>{\raggedright\arraybackslash}p{\dimexpr
       (\linewidth-\spx@arrayrulewidth)*#1/#2-\tw@\tabcolsep-\spx@arrayrulewidth\relax}}
