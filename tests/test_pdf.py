@@ -29,7 +29,7 @@ REQUIRED = os.environ.get("BLOCKCD_REQUIRE_PDF") == "1"
 #: the most a line may stick out into the margin, in points (an overfull \hbox); an overfull
 #: \vbox (text below the page's last line) is never allowed
 HBOX_LIMIT = 10.0
-#: 383 pages on 6 December 2026 (solutions left out); the instructor's copy had 421
+#: 389 pages on 7 December 2026 (solutions left out); the instructor's copy had 421 on 6 December
 PAGES = (200, 600)
 
 for what, missing in (("the PDF", not PDF.exists()), ("pdftotext", shutil.which("pdftotext") is None),
