@@ -53,9 +53,10 @@ def test_the_library_reads_the_address_from_pyproject():
 
 
 #: the files that may hold a copy of the address besides pyproject.toml, checked below: what a
-#: reader copies (the README's and the introduction's clone command) and what Colab runs (the
-#: chapters' first cells)
-COPIES = {"README.md", "book/intro.md"} | {str(p.relative_to(ROOT)) for p in NOTEBOOKS}
+#: reader copies (the README's and the introduction's clone command, the introduction's BibTeX
+#: entry and errata link), what Colab runs (the chapters' first cells), and CITATION.cff, which
+#: citation tools read as it stands (tests/test_course_kit.py checks the last two)
+COPIES = {"README.md", "book/intro.md", "CITATION.cff"} | {str(p.relative_to(ROOT)) for p in NOTEBOOKS}
 
 
 def test_the_address_is_written_once():
