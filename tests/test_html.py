@@ -225,7 +225,7 @@ OVERFLOW_JS = """(allowed) => {
     let wide = e.scrollWidth;
     const shown = e.querySelectorAll('mjx-math');
     if (shown.length) {
-      const x0 = r.left - e.scrollLeft;
+      const x0 = r.left + e.clientLeft - e.scrollLeft;   // the left edge of its padding box
       wide = Math.max(...Array.from(shown, m => m.getBoundingClientRect().right - x0));
     }
     const scrolls = e.clientWidth > 0 && clips(e) && wide > e.clientWidth + 1;
