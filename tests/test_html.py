@@ -6,6 +6,11 @@ system browser; Playwright downloads nothing).  Requests that leave the local
 server (CDNs, launch services) are refused, as on an offline machine, so the
 checks see what the book itself ships.
 
+Two checks measure what a reader sees at a 1,400-px window: no element of the text column is wider
+than the column (``OVERFLOW_JS``), and axe-core, the accessibility checker (npm's tarball, fetched
+once with ``npm pack`` and checked by SHA-256, injected by the test), finds nothing serious or
+critical on any page.
+
 Uses ``_build/html`` if it exists (the README's build command makes it) and
 builds the book otherwise.  Without Chromium the module is skipped, except
 when ``BLOCKCD_REQUIRE_BROWSER=1`` (set by ``.ci/run``), where it fails.
