@@ -85,8 +85,9 @@ def shade(key: str, j: int, k: int, **overrides) -> dict:
     return s
 
 
-#: the colours :func:`series` gives: blue, orange, bluish green, reddish purple and black of the
-#: Okabe-Ito palette, which readers with any common colour-vision deficiency tell apart, with a red
+#: the colours :func:`series` gives, in order blue, orange, bluish green, red, reddish purple,
+#: purple and black; blue, orange, bluish green, reddish purple and black are those of the Okabe-Ito
+#: palette, which readers with any common colour-vision deficiency tell apart, with a red
 #: and a purple from Paul Tol's schemes in place of Okabe-Ito's vermillion and sky blue, which lie
 #: 22 CIEDE2000 units from its orange and blue (two "nearly equal oranges" in a figure's markers);
 #: any two of these differ by at least 30 (:data:`MIN_DELTA_E`)
