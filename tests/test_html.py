@@ -6,6 +6,11 @@ system browser; Playwright downloads nothing).  Requests that leave the local
 server (CDNs, launch services) are refused, as on an offline machine, so the
 checks see what the book itself ships.
 
+Two checks measure what a reader sees at a 1,400-px window: no element of the text column is wider
+than the column (``OVERFLOW_JS``), and axe-core, the accessibility checker (npm's tarball, fetched
+once with ``npm pack`` and checked by SHA-256, injected by the test), finds nothing serious or
+critical on any page.
+
 Uses ``_build/html`` if it exists (the README's build command makes it) and
 builds the book otherwise.  Without Chromium the module is skipped, except
 when ``BLOCKCD_REQUIRE_BROWSER=1`` (set by ``.ci/run``), where it fails.
@@ -78,6 +83,40 @@ PAPER_THEOREMS = {"ibcd": "Theorem 1", "ibgd": "Theorem 4", "is-sgd": "Theorem 6
 IDEA_FIGURES = [("book/01_template", "fig-selection-template"), ("book/03_key_lemma", "fig-selection-key"),
                 ("book/06_heterogeneous", "fig-isega-shifts"), ("book/09_time", "fig-round-timeline"),
                 ("book/10_mpi", "fig-mpi-round")]
+
+
+#: the window the reader's checks use: the column of the text is then 784 px wide
+READER_VIEWPORT = (1400, 900)
+#: axe-core, the accessibility checker, from npm's tarball (fetched once with ``npm pack`` and checked
+#: against this SHA-256, as the book's own vendored scripts are: book/_ext/offline_assets.py); it is
+#: injected into the pages by the test and is not part of the book
+AXE = ("axe-core@4.14.1", "e6b0ce02b84d892e2e33e403485e7f3d6c29e2be6df65daf44d89ba564139745")
+#: the impacts the book must not have on any page
+AXE_FAILING = ("serious", "critical")
+#: left to the explorers' own test (tests of blockcd.widgets): the widgets' controls and views
+AXE_EXCLUDE = [".blockcd-explorer", ".jupyter-widgets", ".widget-subarea"]
+#: boxes made to scroll sideways: the reference table of every method (book/results.md), ten columns
+#: of formulas with the method column held in place (_static/glance.css)
+SCROLLING_BY_DESIGN = ".glance-scroll"
+
+
+@functools.lru_cache(maxsize=1)
+def axe_source() -> str:
+    import sys
+    import tarfile
+
+    sys.path.insert(0, str(ROOT / "book" / "_ext"))
+    from offline_assets import _npm_tarball
+
+    with tarfile.open(_npm_tarball(*AXE)) as tar:
+        return tar.extractfile("package/axe.min.js").read().decode("utf-8")
+
+
+AXE_JS = """async (exclude) => {
+  const r = await axe.run({exclude: exclude.map(s => [s])}, {resultTypes: ['violations']});
+  return r.violations.map(v => ({id: v.id, impact: v.impact,
+    nodes: v.nodes.map(n => n.target.join(' ') + ': ' + n.html.slice(0, 120))}));
+}"""
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
@@ -165,6 +204,50 @@ TEXT_JS = """() => {
   return c.innerText;
 }"""
 
+#: the text column's elements wider than the column, as a reader at this window sees them: a box that
+#: scrolls sideways (a code or output block, a display equation, a table) or an element that sticks
+#: out of the column.  Solutions are opened first (a reader opens them); code cells hidden behind
+#: "Show code cell source" stay closed.  The explorers' widgets are left to their own test.
+OVERFLOW_JS = """(allowed) => {
+  const col = document.querySelector('main article.bd-article');
+  if (!col) return [];
+  col.querySelectorAll('details:not(.hide)').forEach(d => { d.open = true; });
+  const cs = getComputedStyle(col), box = col.getBoundingClientRect();
+  const left = box.left + parseFloat(cs.paddingLeft), right = box.right - parseFloat(cs.paddingRight);
+  const skip = '.blockcd-explorer, .jupyter-widgets, .widget-subarea, [class*="widget-"], details.hide, '
+    + 'mjx-assistive-mml, ' + allowed;
+  const clips = e => getComputedStyle(e).overflowX !== 'visible';
+  const out = [];
+  for (const e of col.querySelectorAll('*')) {
+    // inside a formula only the formula's own box counts (MathJax's stretchy parts clip themselves)
+    if (e.closest(skip) || (e.tagName !== 'MJX-CONTAINER' && e.closest('mjx-container'))) continue;
+    if (out.some(o => o.el.contains(e))) continue;   // inside a box already counted
+    const r = e.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0) continue;
+    // an inline element has no client width: only boxes can scroll.  MathJax puts an invisible
+    // copy of each formula (MathML for screen readers) beside the visible one, a few pixels wider:
+    // a box holding formulas is measured by what it shows
+    let wide = e.scrollWidth;
+    const shown = e.querySelectorAll('mjx-math');
+    if (shown.length) {
+      const x0 = r.left + e.clientLeft - e.scrollLeft;   // the left edge of its padding box
+      wide = Math.max(...Array.from(shown, m => m.getBoundingClientRect().right - x0));
+    }
+    const scrolls = e.clientWidth > 0 && clips(e) && wide > e.clientWidth + 1;
+    let sticks = r.right > right + 1 || r.left < left - 1;
+    if (sticks) {
+      for (let a = e.parentElement; a && a !== col; a = a.parentElement) {
+        if (clips(a)) { sticks = false; break; }
+      }
+    }
+    if (!scrolls && !sticks) continue;
+    out.push({el: e, tag: e.tagName.toLowerCase(), cls: String(e.className).slice(0, 60),
+              width: Math.round(scrolls ? wide : r.width), column: Math.round(right - left),
+              text: (e.innerText || e.textContent || '').trim().split('\\n')[0].slice(0, 100)});
+  }
+  return out.map(({el, ...o}) => o);
+}"""
+
 LINKS_JS = """() => Array.from(document.querySelectorAll('main a[href], nav a[href]')).map(a => a.href)"""
 
 
@@ -173,7 +256,7 @@ def visited(site, browser):
     """Open every page once and collect what the checks need."""
     data = {}
     for doc in PAGES:
-        page, errors, blocked = _open(browser, site, doc + ".html")
+        page, errors, blocked = _open(browser, site, doc + ".html", viewport=READER_VIEWPORT)
         data[doc] = {
             "errors": _own_errors(errors, site, blocked),
             "text": page.evaluate(TEXT_JS),
@@ -202,7 +285,10 @@ def visited(site, browser):
                 "() => Array.from(document.querySelectorAll('.article-header-buttons a, .dropdown-menu a'))"
                 ".map(a => a.getAttribute('href') || '')"),
             "title": page.title(),
+            "overflow": page.evaluate(OVERFLOW_JS, SCROLLING_BY_DESIGN),
         }
+        page.add_script_tag(content=axe_source())
+        data[doc]["axe"] = page.evaluate(AXE_JS, AXE_EXCLUDE)
         page.context.close()
     return data
 
@@ -219,6 +305,26 @@ def test_math_is_typeset(visited, doc):
     assert not raw, f"{doc}: raw TeX left in the text: {raw}"
     if v["math_nodes"]:
         assert v["mjx"] > 0, f"{doc}: {v['math_nodes']} math nodes but MathJax rendered none"
+
+
+@pytest.mark.parametrize("doc", PAGES)
+def test_nothing_is_wider_than_the_column(visited, doc):
+    # at a 1,400-px window: no code or output block that scrolls sideways, no display equation wider
+    # than the column, nothing sticking out of it (OVERFLOW_JS; the explorers' widgets are left to
+    # their own test, the reference table of results.md scrolls by design)
+    wide = visited[doc]["overflow"]
+    lines = [f"  <{o['tag']} class={o['cls']!r}> {o['width']} px in {o['column']} px: {o['text'][:80]!r}"
+             for o in wide]
+    assert not wide, f"{doc}: {len(wide)} elements wider than the column:\n" + "\n".join(lines)
+
+
+@pytest.mark.parametrize("doc", PAGES)
+def test_no_serious_accessibility_violation(visited, doc):
+    # axe-core on the whole page, the explorers' widgets excepted (AXE_EXCLUDE: the widgets' own test
+    # covers their controls); moderate and minor findings are not failures
+    bad = [v for v in visited[doc]["axe"] if v["impact"] in AXE_FAILING]
+    assert not bad, f"{doc}: axe-core finds\n" + "\n".join(
+        f"  {v['id']} ({v['impact']}, {len(v['nodes'])}): " + "; ".join(v["nodes"][:3]) for v in bad)
 
 
 @pytest.mark.parametrize("doc", PAGES)

@@ -1,8 +1,11 @@
 """Nothing the reader is shown scrolls sideways: code and printed lines fit the book's column.
 
 In the HTML at a 1,400-px window a code box holds about 88 characters and an output box about
-100.  These tests read the stored notebooks (nothing is executed): every line of a code cell
-the page shows (not tagged ``remove-input`` or ``hide-input``) has at most 88 characters, and
+100 (at the book's 0.77rem monospace, ``_static/reading.css``); ``tests/test_html.py`` measures the
+boxes in pixels in Chromium, and this module is its quick check on the stored notebooks, without a
+browser and before a build.  These tests read the stored notebooks (nothing is executed): every
+line of a code cell the page shows (not tagged ``remove-input`` or ``hide-input``) has at most 88
+characters, and
 every line of what the page prints (streams, and each output's text as the page renders it:
 plain text or the code block of a Markdown output, not an image or HTML) at most 100.
 """
