@@ -197,13 +197,24 @@ def async_message_check(problem, record, *, m: int, tau: int, step: float, iters
     :math:`\lVert e_t\rVert^2` weighs every arrival alike, where the final iterate is dominated by
     the first, largest gradients.
 
+    The same residual along :math:`f_t = \frac m\tau P_S(\nabla f_i(\bar x^t) - \nabla f_i(z_i))`,
+    the change had the worker computed on the current average instead of its stale point,
+
+    .. math:: \kappa_t = \frac{\langle v_t - e_t,\, f_t\rangle}{\lVert f_t\rVert^2}
+              \quad (\text{arrivals with } f_t \ne 0),
+
+    has mean 0 for a master that honours the delays and 1 for one whose workers compute on the
+    current average (delays ignored): the second test, on the runs' means of :math:`\kappa_t`.
+
     Parameters and ``seeds`` as for :func:`async_mean_check`.
 
     Returns
     -------
     dict
         ``runs`` (one mean of :math:`\rho_t` per seed), ``mean`` (their mean: the step's relative
-        error, estimated), ``se`` (its standard error) and ``z`` (:math:`|\text{mean}|/\text{se}`).
+        error, estimated), ``se`` (its standard error) and ``z`` (:math:`|\text{mean}|/\text{se}`);
+        ``delay_runs``, ``delay_mean``, ``delay_se`` and ``delay_z``, the same for :math:`\kappa_t`
+        (the share of the delay ignored, estimated).
     """
     _least_squares(problem)
     step = check_float("step", step, positive=True)
@@ -214,12 +225,12 @@ def async_message_check(problem, record, *, m: int, tau: int, step: float, iters
     n = int(problem.n)
     rec = _record(record, n, iters)
     workers = [problem.worker(i) for i in range(n)]
-    runs = np.zeros(len(seeds))
+    runs = np.zeros((2, len(seeds)))
     for r, seed in enumerate(seeds):
         xs = _iterates(problem, rec, m=m, tau=tau, batch=batch, step=step, seed=seed)
         held = np.tile(xs[0], (n, 1))            # z_i: the point worker i computes on
         local = np.tile(xs[0], (n, 1))           # x_i: its local iterate
-        rho = []
+        rho, kappa = [], []
         for t, i in enumerate(rec):
             new = local[i] + n * (xs[t + 1] - xs[t])
             v = (held[i] - new) / step
@@ -228,13 +239,19 @@ def async_message_check(problem, record, *, m: int, tau: int, step: float, iters
             e = np.where(sent, (m / tau) * workers[i].grads(held[i]), 0.0)
             if e @ e > 0:
                 rho.append((v - e) @ e / (e @ e))
+            fresh = np.where(sent, (m / tau) * workers[i].grads(xs[t]), 0.0) - e
+            if fresh @ fresh > 0:
+                kappa.append((v - e) @ fresh / (fresh @ fresh))
             local[i] = new
             held[i] = xs[t + 1]
-        runs[r] = np.mean(rho) if rho else 0.0
-    mean = float(runs.mean())
-    se = float(runs.std(ddof=1) / np.sqrt(len(seeds)))
-    z = abs(mean) / se if se > 0 else (math.inf if mean != 0 else 0.0)
-    return {"runs": runs, "mean": mean, "se": se, "z": float(z)}
+        runs[:, r] = np.mean(rho) if rho else 0.0, np.mean(kappa) if kappa else 0.0
+    mean = runs.mean(axis=1)
+    se = runs.std(axis=1, ddof=1) / np.sqrt(len(seeds))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(se > 0, np.abs(mean) / se, np.where(mean != 0, np.inf, 0.0))
+    return {"runs": runs[0], "mean": float(mean[0]), "se": float(se[0]), "z": float(z[0]),
+            "delay_runs": runs[1], "delay_mean": float(mean[1]), "delay_se": float(se[1]),
+            "delay_z": float(z[1])}
 
 def epoch_ratios(history, M: int) -> np.ndarray:
     """The contraction ||x^{(e+1)M} - x*||^2 / ||x^{eM} - x*||^2 of each epoch of ``M`` arrivals of a run.
