@@ -12,7 +12,10 @@ by its own recursion, written apart from :class:`blockcd.rules.ISSGDAsync`;
 :func:`async_mean_check` sets the mean of seeded runs of the library's method beside it, in
 standard errors.  A master that applied each message to the current average (asynchronous SGD
 without local iterates), forgot the factor ``m/tau`` or ignored the delays would miss it by many
-standard errors (``tests/test_delays.py`` runs such masters).
+standard errors (``tests/test_delays.py`` runs such masters).  :func:`async_message_check` tests
+the fact the proof rests on at every arrival (each message's mean given the past) and so also sees
+what moves the last iterate's mean by a few standard errors only: a step 10% too long, a worker that
+computes on the current average instead of its stale point.
 
 :func:`epoch_ratios` gives the contraction of ``||x - x*||^2`` over each epoch of ``M`` arrivals
 of a run, the quantity Theorem 9's rate is stated in; their geometric mean is
