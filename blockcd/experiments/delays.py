@@ -155,7 +155,7 @@ def async_mean_check(problem, record, *, m: int, tau: int, step: float, iters: i
 
 
 def _iterates(problem, rec, *, m, tau, batch, step, seed) -> np.ndarray:
-    """The average x-bar after every arrival of one library run (rows 0..iters), as its History records them."""
+    """The average x-bar after every arrival of one library run (rows 0..iters), as recorded."""
     from ..history import Recorder
     from ..methods import run
 
