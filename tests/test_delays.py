@@ -135,3 +135,57 @@ def test_validation(het, straggler):
         experiments.epoch_ratios(blockcd.run(het, "is-sgd-async", m=12, tau=3, iters=3, seed=0), 10)
     with pytest.raises(TypeError, match="history"):
         experiments.epoch_ratios(np.ones(5), 2)
+
+
+# ---------------------------------------------------------------- the message check: one residual per arrival
+def _long_step(self, s, i, coords, values, scale, step):
+    # the master's step 10% too long: the mean of the last iterate moves by about 4 standard errors only
+    return _ORIGINAL(self, s, i, coords, values, scale, 1.1 * step)
+
+
+def _fresh_gradient(self, s, i, coords, values, scale, step):
+    # delays ignored in the gradient: every worker computes on the current average, while the local
+    # iterate is still built from the point the master last sent it
+    if not hasattr(s, "H"):
+        s.H = s.Z.copy()
+    new = s.H[i].copy()
+    if coords is None:
+        new -= step * scale * values
+    else:
+        new[coords] -= step * scale * values
+    s.w += (new - s.X[i]) / s.n
+    s.X[i] = new
+    s.H[i] = self.iterate(s)
+    s.Z[:] = self.iterate(s)
+    return s.H[i]
+
+
+def test_the_message_check_passes_the_library_and_estimates_its_step(interp, straggler):
+    # a t test with 39 degrees of freedom: |t| > 4 has probability about 3e-4 for a correct master
+    step = theory.step_size(interp, "is-sgd-async", 12, 3)
+    out = experiments.async_message_check(interp, straggler, m=12, tau=3, batch=4, step=step, iters=200)
+    assert out["z"] < 4 and out["delay_z"] < 4 and out["runs"].shape == out["delay_runs"].shape == (40,)
+    assert abs(out["mean"]) < 4 * out["se"] < 0.1     # the relative step error, within 4 of its s.e.
+
+
+@pytest.mark.parametrize("wrong", [_long_step, _naive, _unscaled, _undelayed],
+                         ids=["step+10%", "naive", "unscaled", "undelayed"])
+def test_a_wrong_master_fails_the_message_check(interp, straggler, monkeypatch, wrong):
+    step = theory.step_size(interp, "is-sgd-async", 12, 3)
+    monkeypatch.setattr(rules.ISSGDAsync, "arrive", wrong)
+    out = experiments.async_message_check(interp, straggler, m=12, tau=3, batch=4, step=step, iters=200)
+    assert max(out["z"], out["delay_z"]) > 4
+
+
+def test_the_message_check_sees_delay_errors_at_equal_speeds(interp, monkeypatch):
+    # no straggler (delays up to 6): the worker's new local iterate taken from the current average, and
+    # the gradient computed on the current average (the delays ignored; kappa's mean is then 1)
+    record = Speeds((1.0, 1.0, 1.0, 1.0), seed=0).arrivals(4, 200)[0]
+    step = theory.step_size(interp, "is-sgd-async", 12, 3)
+    kw = {"m": 12, "tau": 3, "batch": 4, "step": step, "iters": 200}
+    assert experiments.async_message_check(interp, record, **kw)["z"] < 4
+    monkeypatch.setattr(rules.ISSGDAsync, "arrive", _undelayed)
+    assert experiments.async_message_check(interp, record, **kw)["z"] > 8
+    monkeypatch.setattr(rules.ISSGDAsync, "arrive", _fresh_gradient)
+    out = experiments.async_message_check(interp, record, **kw)
+    assert out["delay_z"] > 4 and abs(out["delay_mean"] - 1) < 4 * out["delay_se"]

@@ -28,7 +28,7 @@ from .counts import (
     tuned_run,
     tuned_step,
 )
-from .delays import async_mean_check, epoch_ratios, expected_async_iterate
+from .delays import async_mean_check, async_message_check, epoch_ratios, expected_async_iterate
 from .montecarlo import (
     composition_identity,
     composition_mc,
@@ -50,6 +50,7 @@ TUNED_SCALES = counts.TUNED_SCALES
 __all__ = [
     "TUNED_SCALES",
     "async_mean_check",
+    "async_message_check",
     "composition_identity",
     "composition_mc",
     "coverage_mc",
