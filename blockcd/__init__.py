@@ -62,7 +62,7 @@ __all__ = [
 ]
 #: the package version, the single source of ``pyproject.toml``'s (``[tool.setuptools.dynamic]``), the
 #: book's footer and title page, ``python -m blockcd --version``, ``reproduce``'s CSVs and CHANGELOG.md
-__version__ = "0.3.1"
+__version__ = "0.4.0"
 
 
 def _repository_url() -> str:
