@@ -168,7 +168,7 @@ def run_suite(names: Sequence[str] | None = None, *, config="quick", out=None, s
     progress : show a tqdm bar over the runs (on stderr)
     jobs : int >= 1, the experiments run in this many processes at once (each single-threaded); the
         numbers are the same as with ``jobs=1``: each experiment is seeded by ``seed`` alone
-    replace : bool, let the run replace the files of another run in ``out`` (:mod:`blockcd.reproduce.outdir`:
+    replace : bool, let the run replace the files of another run in ``out`` (``blockcd.reproduce.outdir``:
         ``out`` is checked before any computation, each file written whole, and every CSV and the record
         ``reproduce-run.json`` name the run's seed, size, version and ``command``)
     command : str or None, the command recorded (the command line's, without ``--out``)

@@ -158,7 +158,7 @@ class Result:
 
     def write(self, out, info: dict | None = None) -> list:
         """Write ``<name>.png``, ``<name>.pdf``, ``<name>.csv`` (and one CSV per extra table) to ``out``, each
-        whole (a temporary name, then renamed); ``info`` (:func:`blockcd.reproduce.outdir.stamp`): the run's
+        whole (a temporary name, then renamed); ``info`` (``blockcd.reproduce.outdir.stamp``): the run's
         seed, size, version and command, recorded in every CSV.  The PNG at the book's 150 dpi."""
         from ..styles import RC_PARAMS
         from .outdir import write_atomic
@@ -224,7 +224,7 @@ RUN_COLUMNS = ("run_seed", "run_size", "run_command")
 
 def write_csv(path: Path, rows: Sequence[dict], info: dict | None = None) -> Path:
     """Write ``rows`` to ``path`` whole (a temporary name, then renamed).  The last column names the version
-    that wrote the file (CHANGELOG.md); with ``info`` (:func:`blockcd.reproduce.outdir.stamp`) the run's seed,
+    that wrote the file (CHANGELOG.md); with ``info`` (``blockcd.reproduce.outdir.stamp``) the run's seed,
     size and command come before it, on every row."""
     import io
 
