@@ -669,6 +669,7 @@ def test_the_default_timeout_follows_the_slowest_round(monkeypatch):
     assert w.limit() == job.TIMEOUT_FLOOR == 120.0
     w.slowest = 5.0
     assert w.limit() == 100 * 5.0
+    w.done.set()     # this one's thread stops here, before it could fire 500 s later in another test
     monkeypatch.setattr(job, "TIMEOUT_FLOOR", 0.3)
     w = job.Watchdog(Comm(), 0, "master", None)
     w.tick(0)
