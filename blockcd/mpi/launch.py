@@ -54,6 +54,8 @@ def _flag(key: str, value: Any) -> list[str]:
         return []
     if value is True:
         return [flag]
+    if isinstance(value, (list, tuple)):  # a flag given once per value (e.g. --slow for several ranks)
+        return [part for v in value for part in (flag, str(v))]
     return [flag, str(value)]
 
 

@@ -26,7 +26,7 @@ def _first(dist2: np.ndarray, eps: float) -> int | None:
 
 def compare(ranks: int = 5, *, slow: float = 0.005, eps: float = 1e-6, m: int = 20, tau: int | None = None,
             rows: int = 40, d: int = 40, batch: int = 4, rounds: int | None = None, arrivals: int | None = None,
-            seed: int = 0, wait: float = 600.0) -> dict:
+            seed: int = 0, wait: float = 600.0, fast: float | None = None) -> dict:
     """Run synchronous and asynchronous IS-SGD on ``ranks`` MPI ranks, the last worker sleeping ``slow`` s per
     gradient, on an interpolating synthetic ridge problem (both reach x*), and measure each to ``eps``.
 
@@ -40,6 +40,10 @@ def compare(ranks: int = 5, *, slow: float = 0.005, eps: float = 1e-6, m: int = 
     rounds : synchronous rounds run (default: 1.5 times the theory's bound to eps)
     arrivals : messages the asynchronous run applies (default 4 n rounds: its stale messages are worth less)
     seed : the data and the runs' seed
+    fast : float >= 0, the other workers' sleep before each gradient (default ``slow / 10``): the
+        asynchronous run's delays then follow the ratio of the speeds, not how fast this machine
+        computes a gradient (with no sleep, an idle machine's fast workers send some 100 messages
+        while the straggler computes one, and the stale messages stall IS-SGD above eps)
 
     Returns
     -------
@@ -55,6 +59,7 @@ def compare(ranks: int = 5, *, slow: float = 0.005, eps: float = 1e-6, m: int = 
     if eps >= 1:
         raise ValueError(f"eps must be in (0, 1), got {eps}")
     seed = check_seed("seed", seed)
+    fast = slow / 10 if fast is None else check_float("fast", fast, nonnegative=True)
     n = ranks - 1
     tau = max(1, m // n) if tau is None else tau
     opts = {"problem": "synthetic", "rows_per_worker": rows, "d": d, "interpolating": True, "cond": 5,
@@ -64,10 +69,10 @@ def compare(ranks: int = 5, *, slow: float = 0.005, eps: float = 1e-6, m: int = 
         rounds = int(1.5 * theory.predicted_iterations(problem, "is-sgd", m, tau, eps, batch=batch)) + 1
     rounds = check_int("rounds", rounds, 1)
     arrivals = 4 * n * rounds if arrivals is None else check_int("arrivals", arrivals, 1)
-    out = {"problem": problem, "n": n, "m": m, "tau": tau, "slow": slow}
+    out = {"problem": problem, "n": n, "m": m, "tau": tau, "slow": slow, "fast": fast}
     with tempfile.TemporaryDirectory() as tmp:
         common = dict(opts, m=m, tau=tau, batch=batch, seed=seed, quiet=True, timeout=60.0,
-                      slow=f"{ranks - 1}:{slow}")
+                      slow=[f"{r}:{fast}" for r in range(1, n) if fast] + [f"{n}:{slow}"])
         f_sync, f_async = Path(tmp) / "sync.npz", Path(tmp) / "async.npz"
         launch(ranks, wait=wait, out=f_sync, method="is-sgd", iters=rounds, **common)
         launch(ranks, wait=wait, out=f_async, method="is-sgd-async", iters=arrivals, **common)
